@@ -1,0 +1,31 @@
+# Two entry points: `make lab` and `make test`. Both build .venv from requirements.txt
+# when it is missing or older than requirements.txt.
+PYTHON ?= python3.11
+VENV := .venv
+STAMP := $(VENV)/.requirements-installed
+BIN := $(VENV)/bin
+
+.PHONY: lab test venv lint outputs
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check grader tests
+
+# Re-run every chapter top to bottom in the pinned environment and store its outputs.
+outputs: $(STAMP)
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
+	  $(or $(NB),chapters/*.ipynb)

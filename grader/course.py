@@ -1,0 +1,92 @@
+"""Where the course lives on disk, and the nbgrader configuration that points at it."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def root() -> Path:
+    """The course directory: this repository, or another laid out the same way named by GRADER_COURSE_ROOT."""
+    return Path(os.environ.get("GRADER_COURSE_ROOT") or REPOSITORY).resolve()
+
+
+def solutions() -> Path:
+    """nbgrader's source directory: one folder per assignment, with solutions and hidden tests."""
+    return root() / "solutions"
+
+
+def exercises() -> Path:
+    """nbgrader's release directory: the student versions, generated from solutions/."""
+    return root() / "exercises"
+
+
+def work() -> Path:
+    """The git-ignored folder for everything a grading run writes."""
+    return root() / "work"
+
+
+class CourseError(Exception):
+    """Bad course input: the message names the file and the problem, in one line."""
+
+
+def relative(path: Path) -> str:
+    """The path as a newcomer reads it: relative to the repository when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(root()))
+    except ValueError:
+        return str(path)
+
+
+def assignment_names(requested: list[str] | None = None) -> list[str]:
+    """Assignment folders under solutions/, sorted; `requested` names must exist."""
+    available = sorted(p.name for p in solutions().iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not requested:
+        return available
+    unknown = [name for name in requested if name not in available]
+    if unknown:
+        raise CourseError(f"{relative(solutions())}: no assignment folder named {', '.join(unknown)}")
+    return list(requested)
+
+
+def nbgrader_config(work_dir: Path | None = None, release: Path | None = None, db_url: str | None = None) -> Config:
+    """The course's nbgrader settings, with the grading folders under `work_dir` and the release in `release`."""
+    work_dir = work_dir or work()
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(Path(__file__).parent)).load_config()
+    course = config.CourseDirectory
+    course.root = str(root())
+    course.release_directory = str(release or exercises())
+    course.submitted_directory = str(work_dir / "submitted")
+    course.autograded_directory = str(work_dir / "autograded")
+    course.feedback_directory = str(work_dir / "feedback")
+    course.solution_directory = str(work_dir / "solution")
+    course.db_url = db_url or default_db_url(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    return config
+
+
+def default_db_url(work_dir: Path) -> str:
+    """The gradebook of a work folder: an SQLite file inside it."""
+    return f"sqlite:///{Path(work_dir).resolve() / 'gradebook.db'}"
+
+
+def ready_nbgrader() -> None:
+    """Prepare nbgrader to run in this process, before it opens a gradebook.
+
+    nbgrader runs its `alembic` command to learn the schema head each time it creates a gradebook (seconds on
+    2 cores); the answer is fixed for the installed nbgrader, so it is asked once per process.
+    """
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    import nbgrader.api
+
+    if not hasattr(nbgrader.api.get_alembic_version, "cache_info"):
+        nbgrader.api.get_alembic_version = functools.cache(nbgrader.api.get_alembic_version)

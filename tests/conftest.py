@@ -1,0 +1,113 @@
+"""Shared fixtures: the real course, throw-away copies of it, a tiny toy course, and the grader CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def grader(*args: str, root: Path = REPO) -> Run:
+    """`python -m grader ARGS` on the course at `root`, run in this process (nbgrader is imported once)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    saved = os.environ.get("GRADER_COURSE_ROOT")
+    os.environ["GRADER_COURSE_ROOT"] = str(root)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            returncode = main(list(args))
+    finally:
+        if saved is None:
+            del os.environ["GRADER_COURSE_ROOT"]
+        else:
+            os.environ["GRADER_COURSE_ROOT"] = saved
+    return Run(returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def grader_process(*args: str, root: Path = REPO, timeout: float = 600) -> Run:
+    """`python -m grader ARGS` as an instructor types it: a new process in the course directory."""
+    env = dict(os.environ, GRADER_COURSE_ROOT=str(root), PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *args], cwd=root, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def nbgrader_cell(kind: str, source: str, grade_id: str, points: float | None = None, **flags) -> nbformat.NotebookNode:
+    """A code or markdown cell carrying nbgrader metadata (schema 3)."""
+    make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
+    cell = make(source)
+    meta = {
+        "grade": False,
+        "grade_id": grade_id,
+        "locked": False,
+        "schema_version": 3,
+        "solution": False,
+        "task": False,
+    }
+    meta.update(flags)
+    if points is not None:
+        meta["points"] = points
+    cell.metadata["nbgrader"] = meta
+    return cell
+
+
+def toy_source_notebook() -> nbformat.NotebookNode:
+    """A one-part exercise: `answer()` returns 42; a visible and a hidden test."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    notebook.cells = [
+        nbgrader_cell("markdown", "Write `answer()`: it returns the int 42.", "intro", locked=True),
+        nbgrader_cell(
+            "code",
+            "def answer():\n    ### BEGIN SOLUTION\n    return 6 * 7  # the secret\n    ### END SOLUTION",
+            "answer",
+            solution=True,
+        ),
+        nbgrader_cell(
+            "code",
+            'assert answer() == 42, "answer() should return 42"\n'
+            "### BEGIN HIDDEN TESTS\nassert type(answer()) is int, 'hidden check on the type'\n### END HIDDEN TESTS",
+            "test_answer",
+            points=3,
+            grade=True,
+            locked=True,
+        ),
+    ]
+    return notebook
+
+
+@pytest.fixture
+def toy_course(tmp_path: Path) -> Path:
+    """A course root with one small assignment `extoy`, not yet released."""
+    folder = tmp_path / "solutions" / "extoy"
+    folder.mkdir(parents=True)
+    nbformat.write(toy_source_notebook(), folder / "extoy.ipynb")
+    (tmp_path / "exercises").mkdir()
+    return tmp_path
+
+
+@pytest.fixture
+def course_copy(tmp_path: Path) -> Path:
+    """A throw-away copy of the real course's solutions/ and exercises/."""
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    return tmp_path
