@@ -15,8 +15,10 @@ $(STAMP): requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $(STAMP)
 
+# JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=. --ServerApp.ip=127.0.0.1
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
