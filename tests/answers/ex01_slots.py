@@ -1,0 +1,384 @@
+"""Synthetic wrong answers to exercise 1 and the points each graded cell must give them.
+
+Each answer is the whole solution cell as a student would type it (signature and docstring included).
+A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
+The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
+a graded cell earns its points exactly when it runs without an error.
+"""
+
+ASSIGNMENT = "ex01_slots"
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: classify_slots
+# ---------------------------------------------------------------------------------------------------------
+
+# Decides by the type of the value: a user attribute holding an OrderedDict becomes a "hook table",
+# the flag tables become hook tables, a full backward hook's True becomes a "mode flag".
+CLASSIFY_BY_VALUE_TYPE = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    groups = {}
+    for name, value in vars(module).items():
+        if type(value) is dict:
+            groups[name] = REGISTRY
+        elif type(value) is set:
+            groups[name] = NON_PERSISTENT_MARKER
+        elif type(value) is bool:
+            groups[name] = MODE_FLAG
+        elif type(value) is OrderedDict:
+            groups[name] = HOOK_TABLE
+        elif value is None:
+            groups[name] = BACKWARD_KIND_FLAG
+        else:
+            groups[name] = OTHER
+    return groups
+'''
+
+# Recognises slots by name, but files the three flag tables under "hook table".
+CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    hook_tables = [
+        "_backward_pre_hooks", "_backward_hooks", "_forward_hooks", "_forward_hooks_with_kwargs",
+        "_forward_hooks_always_called", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+        "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+        "_load_state_dict_post_hooks",
+    ]
+    groups = {}
+    for name in vars(module):
+        if name in ("_parameters", "_buffers", "_modules"):
+            groups[name] = REGISTRY
+        elif name == "_non_persistent_buffers_set":
+            groups[name] = NON_PERSISTENT_MARKER
+        elif name == "training":
+            groups[name] = MODE_FLAG
+        elif name == "_is_full_backward_hook":
+            groups[name] = BACKWARD_KIND_FLAG
+        elif name in hook_tables:
+            groups[name] = HOOK_TABLE
+        else:
+            groups[name] = OTHER
+    return groups
+'''
+
+# Recognises the containers by object identity, reading them through the module: right on every fully
+# built module, but `module._parameters` raises AttributeError on an instance whose __init__ never ran.
+CLASSIFY_CRASHES_HALF_INITIALISED = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    by_identity = {
+        id(module._parameters): REGISTRY,
+        id(module._buffers): REGISTRY,
+        id(module._modules): REGISTRY,
+        id(module._non_persistent_buffers_set): NON_PERSISTENT_MARKER,
+        id(module._forward_hooks_with_kwargs): HOOK_FLAG_TABLE,
+        id(module._forward_hooks_always_called): HOOK_FLAG_TABLE,
+        id(module._forward_pre_hooks_with_kwargs): HOOK_FLAG_TABLE,
+    }
+    for table in (module._backward_pre_hooks, module._backward_hooks, module._forward_hooks,
+                  module._forward_pre_hooks, module._state_dict_hooks, module._state_dict_pre_hooks,
+                  module._load_state_dict_pre_hooks, module._load_state_dict_post_hooks):
+        by_identity[id(table)] = HOOK_TABLE
+    groups = {}
+    for name, value in vars(module).items():
+        if name == "training":
+            groups[name] = MODE_FLAG
+        elif name == "_is_full_backward_hook":
+            groups[name] = BACKWARD_KIND_FLAG
+        else:
+            groups[name] = by_identity.get(id(value), OTHER)
+    return groups
+'''
+
+# A correct part 1, written the way a student who read the chapter might.
+CLASSIFY_CORRECT = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    members = {
+        REGISTRY: ["_parameters", "_buffers", "_modules"],
+        NON_PERSISTENT_MARKER: ["_non_persistent_buffers_set"],
+        MODE_FLAG: ["training"],
+        HOOK_TABLE: ["_backward_pre_hooks", "_backward_hooks", "_forward_hooks", "_forward_pre_hooks",
+                     "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                     "_load_state_dict_post_hooks"],
+        HOOK_FLAG_TABLE: ["_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                          "_forward_pre_hooks_with_kwargs"],
+        BACKWARD_KIND_FLAG: ["_is_full_backward_hook"],
+    }
+    group_of = {name: group for group, names in members.items() for name in names}
+    return {name: group_of.get(name, OTHER) for name in vars(module)}
+'''
+
+# Another correct part 1: takes the slot names from a fresh nn.Module instead of typing all of them.
+CLASSIFY_CORRECT_FROM_FRESH_MODULE = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    group_of = {"training": MODE_FLAG, "_is_full_backward_hook": BACKWARD_KIND_FLAG,
+                "_non_persistent_buffers_set": NON_PERSISTENT_MARKER}
+    for name in ("_parameters", "_buffers", "_modules"):
+        group_of[name] = REGISTRY
+    for name in ("_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs"):
+        group_of[name] = HOOK_FLAG_TABLE
+    for name in vars(nn.Module()):
+        group_of.setdefault(name, HOOK_TABLE)  # the eight slots left hold the hooks themselves
+    return {name: group_of.get(name, OTHER) for name in vars(module)}
+'''
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: copy_sharing_parameters
+# ---------------------------------------------------------------------------------------------------------
+
+# Chapter 1's trap: the copy shares every registry and hook table with the original.
+COPY_WITH_COPY_COPY = '''import copy
+
+
+def copy_sharing_parameters(module):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    return copy.copy(module)
+'''
+
+# The other extreme: new registries, but also new Parameters and buffers.
+COPY_WITH_DEEPCOPY = '''import copy
+
+
+def copy_sharing_parameters(module):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    return copy.deepcopy(module)
+'''
+
+# New containers for the root only: the children are the original's modules.
+COPY_TOP_LEVEL_ONLY = '''def copy_sharing_parameters(module):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    clone = object.__new__(type(module))
+    for name, value in vars(module).items():
+        if name in vars(nn.Module()) and isinstance(value, (dict, set)):
+            value = type(value)(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# Recursive, but without remembering what was copied: a submodule registered in two places
+# becomes two different copies.
+COPY_FORGETS_SHARED_SUBMODULE = '''def copy_sharing_parameters(module):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    containers = [name for name, value in vars(nn.Module()).items() if isinstance(value, (dict, set))]
+    clone = object.__new__(type(module))
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = {key: None if child is None else copy_sharing_parameters(child)
+                     for key, child in value.items()}
+        elif name in containers:
+            value = type(value)(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# copy.copy, then new containers all the way down, with a memo: right for every fully built module,
+# but copy.copy goes through __getstate__/__setstate__, which drops _compiled_call_impl and adds the
+# missing hook tables to a half-built module.
+COPY_VIA_GETSTATE = '''import copy
+
+
+def copy_sharing_parameters(module, memo=None):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if memo is None:
+        memo = {}
+    if id(module) in memo:
+        return memo[id(module)]
+    clone = copy.copy(module)
+    memo[id(module)] = clone
+    slots = vars(nn.Module())
+    for name, value in list(vars(clone).items()):
+        if name == "_modules":
+            vars(clone)[name] = {key: None if child is None else copy_sharing_parameters(child, memo)
+                                 for key, child in value.items()}
+        elif name in slots and isinstance(value, (dict, set)):
+            vars(clone)[name] = type(value)(value)
+    return clone
+'''
+
+# Copies the registries, the marker and the 8 hook tables, but shares the 3 flag tables
+# (so a with_kwargs hook registered on the copy marks the original's table).
+COPY_SHARES_FLAG_TABLES = '''def copy_sharing_parameters(module):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    to_copy = [
+        "_parameters", "_buffers", "_non_persistent_buffers_set", "_backward_pre_hooks", "_backward_hooks",
+        "_forward_hooks", "_forward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+        "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+    ]
+    done = {}
+
+    def copy_one(original):
+        if id(original) not in done:
+            clone = object.__new__(type(original))
+            done[id(original)] = clone
+            for name, value in vars(original).items():
+                if name == "_modules":
+                    value = {key: None if child is None else copy_one(child) for key, child in value.items()}
+                elif name in to_copy:
+                    value = type(value)(value)
+                vars(clone)[name] = value
+        return done[id(original)]
+
+    return copy_one(module)
+'''
+
+# A memo kept in a mutable default argument: it survives from one call to the next, so a later call
+# can hand back a stale copy (of a module that no longer exists and whose id was reused, or one made
+# before a hook was added to the original).
+COPY_MUTABLE_DEFAULT_MEMO = '''def copy_sharing_parameters(module, copies={}):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if id(module) in copies:
+        return copies[id(module)]
+    clone = object.__new__(type(module))
+    copies[id(module)] = clone
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = {key: None if child is None else copy_sharing_parameters(child, copies)
+                     for key, child in value.items()}
+        elif name in vars(nn.Module()) and isinstance(value, (dict, set)):
+            value = type(value)(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# A correct part 2: recursion with the memo passed along as an extra keyword argument.
+COPY_CORRECT_RECURSIVE = '''def copy_sharing_parameters(module, _memo=None):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if _memo is None:
+        _memo = {}
+    if id(module) in _memo:
+        return _memo[id(module)]
+    cls = type(module)
+    clone = cls.__new__(cls)
+    _memo[id(module)] = clone
+    fresh = vars(nn.Module())
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = type(value)((key, None if child is None else copy_sharing_parameters(child, _memo))
+                                for key, child in value.items())
+        elif name in fresh and isinstance(fresh[name], (dict, set)):
+            value = type(value)(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# Another correct part 2: start from a copy of __dict__, then replace the containers in place.
+COPY_CORRECT_UPDATE_IN_PLACE = '''def copy_sharing_parameters(module):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    tables = [name for name, value in vars(nn.Module()).items() if isinstance(value, (dict, set))]
+    clones = {}
+
+    def clone_of(original):
+        if id(original) not in clones:
+            clone = type(original).__new__(type(original))
+            clones[id(original)] = clone
+            state = vars(clone)
+            state.update(vars(original))
+            for name in tables:
+                if name in state:
+                    state[name] = type(state[name])(state[name])
+            children = state.get("_modules", {})
+            for key, child in children.items():
+                if child is not None:
+                    children[key] = clone_of(child)
+        return clones[id(original)]
+
+    return clone_of(module)
+'''
+
+# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
+ANSWERS = {
+    "classify_by_value_type": {"classify_slots": CLASSIFY_BY_VALUE_TYPE},
+    "flag_tables_as_hook_tables": {
+        "classify_slots": CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES,
+        "copy_sharing_parameters": COPY_CORRECT_RECURSIVE,
+    },
+    "classify_crashes_half_initialised": {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED},
+    "copy_with_copy_copy": {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
+    "copy_with_deepcopy": {"copy_sharing_parameters": COPY_WITH_DEEPCOPY},
+    "copy_top_level_only": {"copy_sharing_parameters": COPY_TOP_LEVEL_ONLY},
+    "copy_forgets_shared_submodule": {"copy_sharing_parameters": COPY_FORGETS_SHARED_SUBMODULE},
+    "copy_via_getstate": {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
+    "copy_shares_flag_tables": {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES},
+    "copy_mutable_default_memo": {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO},
+    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
+    "alternative_correct": {
+        "classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
+        "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE,
+    },
+}
+
+# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
+EXPECTED = {
+    "classify_by_value_type": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "flag_tables_as_hook_tables": {
+        "test_classify_slots_visible": 2,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 4,
+    },
+    "classify_crashes_half_initialised": {
+        "test_classify_slots_visible": 2,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "copy_with_copy_copy": {
+        "test_classify_slots_visible": 2,
+        "test_classify_slots_hidden": 4,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "copy_with_deepcopy": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "copy_top_level_only": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "copy_forgets_shared_submodule": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 0,
+    },
+    "copy_via_getstate": {
+        "test_classify_slots_visible": 2,
+        "test_classify_slots_hidden": 4,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 0,
+    },
+    "copy_shares_flag_tables": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 0,
+    },
+    "copy_mutable_default_memo": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 0,
+    },
+    "alternative_correct": {
+        "test_classify_slots_visible": 2,
+        "test_classify_slots_hidden": 4,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 4,
+    },
+}
