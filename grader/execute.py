@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 from nbgrader.preprocessors import ClearOutput, Execute
-from nbgrader.utils import determine_grade, setenv
+from nbgrader.utils import determine_grade
 from traitlets.config import Config
 
 from grader.notebooks import nbgrader_cells
@@ -33,9 +33,8 @@ def execute(notebook: NotebookNode, folder: Path, config: Config) -> NotebookNod
     """A copy of `notebook` with fresh outputs, executed with nbgrader's settings in `folder`."""
     notebook = copy.deepcopy(notebook)
     resources = {"metadata": {"path": str(folder)}}
-    with setenv(NBGRADER_EXECUTION="validate"):
-        for step in (ClearOutput, Execute):
-            notebook, resources = step(config=config).preprocess(notebook, resources)
+    for step in (ClearOutput, Execute):
+        notebook, resources = step(config=config).preprocess(notebook, resources)
     return notebook
 
 

@@ -42,7 +42,9 @@ def validate(assignments: list[str], workers: int = 2) -> list[Check]:
                 raise CourseError(f"{relative(released)}: missing; run `python -m grader release {name}`")
             jobs += [(source, "pass"), (released, "fail")]
     config = nbgrader_config()
-    from grader.execute import execute, graded_scores  # nbgrader loads slowly; checked input first
+    from nbgrader.utils import setenv  # nbgrader loads slowly: imported once the input is known to be sound
+
+    from grader.execute import execute, graded_scores
 
     def check_notebook(path: Path, expected: str) -> list[Check]:
         scores = graded_scores(execute(read_notebook(path), path.parent, config))
@@ -50,7 +52,8 @@ def validate(assignments: list[str], workers: int = 2) -> list[Check]:
             raise CourseError(f"{relative(path)}: no automatically graded test cell")
         return [Check(path, expected, score) for score in scores]
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    # Set once for all threads: notebooks may ask whether they run under nbgrader validation.
+    with setenv(NBGRADER_VALIDATING="1", NBGRADER_EXECUTION="validate"), ThreadPoolExecutor(max(1, workers)) as pool:
         runs = pool.map(lambda job: check_notebook(*job), jobs)
         return [check for run in runs for check in run]
 
