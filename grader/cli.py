@@ -31,17 +31,32 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
     validate.set_defaults(run=_validate)
 
-    autograde = commands.add_parser("autograde", help="grade work/submitted/<student>/ASSIGNMENT/ with nbgrader")
-    autograde.add_argument("assignment", metavar="ASSIGNMENT")
+    autograde = commands.add_parser("autograde", help="grade a class: nbgrader folder, flat folder or LMS zip")
+    autograde.add_argument("submissions", type=Path, metavar="SUBMISSIONS")
+    autograde.add_argument("--assignment", metavar="A", help="the assignment (needed for flat folders and zips)")
+    autograde.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
     autograde.add_argument("--work", type=Path, help="grading work folder (default: work/)")
     autograde.add_argument("--db", metavar="URL", help="gradebook SQLAlchemy URL (default: work/gradebook.db)")
     autograde.set_defaults(run=_autograde)
 
-    export = commands.add_parser("export", help="write per-cell grades as CSV")
-    export.add_argument("--work", type=Path, help="grading work folder (default: work/)")
-    export.add_argument("--db", metavar="URL", help="gradebook SQLAlchemy URL (default: work/gradebook.db)")
-    export.add_argument("--out", type=Path, help="CSV file (default: WORK/grades.csv)")
-    export.set_defaults(run=_export)
+    feedback = commands.add_parser("feedback", help="write per-student HTML feedback (nbgrader generate_feedback)")
+    feedback.add_argument("--work", type=Path, help="grading work folder (default: work/)")
+    feedback.add_argument("--db", metavar="URL", help="gradebook SQLAlchemy URL (default: work/gradebook.db)")
+    feedback.set_defaults(run=_feedback)
+
+    report = commands.add_parser("report", help="write grades.csv and summary.png")
+    report.add_argument("--out", type=Path, help="folder for the files (default: the work folder)")
+    report.add_argument("--work", type=Path, help="grading work folder (default: work/)")
+    report.add_argument("--db", metavar="URL", help="gradebook SQLAlchemy URL (default: work/gradebook.db)")
+    report.set_defaults(run=_report)
+
+    check = commands.add_parser("check", help="run the visible tests of one exercise notebook, part by part")
+    check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
+    check.set_defaults(run=_check)
+
+    demo = commands.add_parser("demo", help="grade a sample class end to end in work/demo/")
+    demo.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
+    demo.set_defaults(run=_demo)
     return parser
 
 
@@ -71,21 +86,59 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _autograde(args: argparse.Namespace) -> int:
-    from grader.autograde import autograde
-    from grader.gradebook import cell_scores
+    from grader.autograde import autograde, outcome_table, plan
+    from grader.intake import take_in
+    from grader.progress import Progress
 
-    autograde(args.assignment, _work(args), db_url=args.db)
-    for student, per_assignment in sorted(cell_scores(_db(args), [args.assignment]).items()):
-        print(f"{student}: {sum(per_assignment.get(args.assignment, {}).values()):g}")
+    work_dir = _work(args)
+    intake = take_in(args.submissions, args.assignment, work_dir / "submitted")
+    for problem in intake.skipped:
+        print(f"skipped {problem}", file=sys.stderr)
+    outcomes = []
+    for assignment in intake.assignments:
+        todo = plan(assignment, work_dir)
+        if todo.done:
+            print(f"{assignment}: {len(todo.done)} submission(s) already graded with the same files", file=sys.stderr)
+        progress = Progress(len(todo.pending), label=f"{assignment} ")
+        outcomes += autograde(
+            todo,
+            work_dir,
+            db_url=args.db,
+            workers=args.workers,
+            on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok", note=f"{o.student}: {o.status}"),
+        )
+    print(outcome_table(outcomes))
     return 0
 
 
-def _export(args: argparse.Namespace) -> int:
-    from grader.gradebook import cell_scores, write_csv
+def _feedback(args: argparse.Namespace) -> int:
+    from grader.feedback import feedback
 
-    out = args.out or _work(args) / "grades.csv"
-    rows = write_csv(cell_scores(_db(args)), out)
-    print(f"wrote {rows} row(s) to {relative(out)}")
+    pages = feedback(_work(args), _db(args))
+    print(f"wrote {len(pages)} feedback page(s) under {relative(_work(args) / 'feedback')}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from grader.report import report
+
+    for path in report(_work(args), _db(args), args.out or _work(args)):
+        print(f"wrote {relative(path)}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from grader.check import check, check_table
+
+    scores = check(args.notebook)
+    print(check_table(scores))
+    return 0 if all(score.passed for score in scores) else 1
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from grader.demo import demo
+
+    demo(workers=args.workers)
     return 0
 
 

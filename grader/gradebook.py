@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 from nbgrader.api import Gradebook, MissingEntry
 
 from grader.course import nbgrader_config
@@ -37,23 +34,12 @@ def cell_scores(db_url: str, assignments: list[str] | None = None) -> CellScores
     return scores
 
 
-def write_csv(scores: CellScores, path: Path) -> int:
-    """One row per student and assignment with the total and each cell's score; returns the row count."""
-    grade_ids = sorted({g for per_assignment in scores.values() for cells in per_assignment.values() for g in cells})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = 0
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", "assignment", "score", *grade_ids])
-        for student in sorted(scores):
-            for assignment, cells in sorted(scores[student].items()):
-                writer.writerow(
-                    [
-                        student,
-                        assignment,
-                        f"{sum(cells.values()):g}",
-                        *(f"{cells[g]:g}" if g in cells else "" for g in grade_ids),
-                    ]
-                )
-                rows += 1
-    return rows
+def max_scores(db_url: str) -> dict[str, dict[str, float]]:
+    """The points of every graded cell, per assignment: {assignment: {grade_id: max_score}}."""
+    with Gradebook(db_url, course_id()) as gradebook:
+        return {
+            assignment.name: {
+                cell.name: float(cell.max_score) for notebook in assignment.notebooks for cell in notebook.grade_cells
+            }
+            for assignment in gradebook.assignments
+        }

@@ -1,4 +1,5 @@
-"""Synthetic students for an assignment: the full solution, the untouched release, and scripted answers."""
+"""A sample class built from the course itself: for each assignment, the full solution, the untouched release,
+and the typical mistakes scripted for it (with the points each graded cell must give them)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import nbformat
 
-from grader.notebooks import nbgrader_cells
+from grader.course import exercises, solutions
+from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 
 MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
 
@@ -31,17 +33,28 @@ def submission(release: nbformat.NotebookNode, answers: dict[str, str]) -> nbfor
     return notebook
 
 
+# One module per assignment, named after it: ANSWERS (student -> {solution grade_id: cell source}) and EXPECTED
+# (student -> {test grade_id: points}).
+ANSWERS_PACKAGE = "tests.answers"
+
+
+def scripted_assignments() -> list[str]:
+    """Assignments that have scripted mistakes."""
+    package = importlib.import_module(ANSWERS_PACKAGE)
+    return sorted(p.stem for p in Path(package.__path__[0]).glob("ex*.py"))
+
+
 def scripted_students(assignment: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]]]:
-    """The typical mistakes written for an assignment in tests/answers/, and the points each must earn."""
-    module = importlib.import_module(f"tests.answers.{assignment}")
+    """The typical mistakes written for an assignment, and the points each must earn."""
+    module = importlib.import_module(f"{ANSWERS_PACKAGE}.{assignment}")
     return module.ANSWERS, module.EXPECTED
 
 
-def write_class(assignment: str, course: Path, submitted: Path) -> dict[str, dict[str, float]]:
-    """Write every synthetic student's submission; return the expected points per student and test cell."""
-    [source_path] = sorted((course / "solutions" / assignment).glob("*.ipynb"))
-    source = nbformat.read(source_path, as_version=4)
-    release = nbformat.read(course / "exercises" / assignment / source_path.name, as_version=4)
+def write_class(assignment: str, submitted: Path) -> dict[str, dict[str, float]]:
+    """Write every sample student's submission in nbgrader's layout; return the points each test cell must give."""
+    [source_path] = assignment_notebooks(solutions() / assignment)
+    source = read_notebook(source_path)
+    release = read_notebook(exercises() / assignment / source_path.name)
     points = {
         meta["grade_id"]: float(meta["points"])
         for _, _, meta in nbgrader_cells(source)

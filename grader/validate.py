@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative
 from grader.notebooks import read_notebook
 from grader.release import check_sources
+from grader.tables import format_table
 
 if TYPE_CHECKING:
     from grader.execute import CellScore
@@ -74,8 +75,4 @@ def table(checks: list[Check]) -> str:
                 note,
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    return "\n".join(
-        "  ".join(value.ljust(width) for value, width in zip(row, widths, strict=False)) + "  " + row[-1]
-        for row in rows
-    ).rstrip()
+    return format_table(rows)

@@ -1,19 +1,38 @@
-"""A synthetic class goes through stock nbgrader autograde; every graded cell scores exactly as expected."""
+"""A sample class goes through the parallel warm-kernel autograde; every graded cell scores exactly as expected,
+and the feedback and report files describe it."""
 
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from grader.autograde import autograde
+from grader.autograde import Outcome, autograde, plan
 from grader.course import default_db_url
 from grader.gradebook import cell_scores
+from grader.sample_class import scripted_assignments, write_class
 from tests.conftest import REPO, grader
-from tests.synthetic_class import write_class
 
-ASSIGNMENTS = sorted(p.stem for p in (REPO / "tests" / "answers").glob("ex*.py"))
+ASSIGNMENTS = scripted_assignments()
+
+
+@dataclass
+class GradedClass:
+    assignment: str
+    work_dir: Path
+    expected: dict[str, dict[str, float]]
+    outcomes: list[Outcome]
+
+
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
+def graded_class(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
+    assignment = request.param
+    work_dir = tmp_path_factory.mktemp(assignment)
+    expected = write_class(assignment, work_dir / "submitted")
+    outcomes = autograde(plan(assignment, work_dir), work_dir, workers=2)
+    return GradedClass(assignment, work_dir, expected, outcomes)
 
 
 def test_every_assignment_has_scripted_students() -> None:
@@ -21,22 +40,43 @@ def test_every_assignment_has_scripted_students() -> None:
     assert solutions and ASSIGNMENTS == solutions
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_class_scores_exactly_as_expected(assignment: str, tmp_path: Path) -> None:
-    expected = write_class(assignment, REPO, tmp_path / "submitted")
-    assert len(expected) >= 3
-    autograde(assignment, tmp_path)
+def test_class_scores_exactly_as_expected(graded_class: GradedClass) -> None:
+    assert len(graded_class.expected) >= 3
     recorded = {
-        student: per_assignment[assignment] for student, per_assignment in cell_scores(default_db_url(tmp_path)).items()
+        student: per_assignment[graded_class.assignment]
+        for student, per_assignment in cell_scores(default_db_url(graded_class.work_dir)).items()
     }
-    assert recorded == expected
+    assert recorded == graded_class.expected
+    for outcome in graded_class.outcomes:
+        assert outcome.status == "ok"
+        assert outcome.score == sum(graded_class.expected[outcome.student].values())
 
-    out = tmp_path / "grades.csv"
-    run = grader("export", "--work", str(tmp_path), "--out", str(out))
+
+def test_a_second_run_grades_nothing_again(graded_class: GradedClass) -> None:
+    again = plan(graded_class.assignment, graded_class.work_dir)
+    assert again.pending == [] and sorted(again.done) == sorted(graded_class.expected)
+
+
+def test_report_writes_grades_csv_and_summary_png(graded_class: GradedClass, tmp_path: Path) -> None:
+    run = grader("report", "--work", str(graded_class.work_dir), "--out", str(tmp_path))
     assert run.returncode == 0, run.stderr
-    rows = {row["student"]: row for row in csv.DictReader(out.open())}
-    assert set(rows) == set(expected)
-    for student, cells in expected.items():
-        assert rows[student]["assignment"] == assignment
+    rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
+    assert set(rows) == set(graded_class.expected)
+    for student, cells in graded_class.expected.items():
+        assert rows[student]["assignment"] == graded_class.assignment
+        assert rows[student]["status"] == "ok"
         assert float(rows[student]["score"]) == sum(cells.values())
         assert {grade_id: float(rows[student][grade_id]) for grade_id in cells} == cells
+    png = (tmp_path / "summary.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_feedback_has_a_page_per_student(graded_class: GradedClass) -> None:
+    if graded_class.assignment != ASSIGNMENTS[0]:
+        pytest.skip("feedback is nbgrader's own converter; one assignment shows it is wired up")
+    run = grader("feedback", "--work", str(graded_class.work_dir))
+    assert run.returncode == 0, run.stderr
+    pages = sorted(graded_class.work_dir.glob(f"feedback/*/{graded_class.assignment}/*.html"))
+    assert sorted(p.parent.parent.name for p in pages) == sorted(graded_class.expected)
+    full = (graded_class.work_dir / "feedback" / "full" / graded_class.assignment).glob("*.html")
+    assert f"Score: {sum(graded_class.expected['full'].values()):g}" in next(full).read_text().replace(".0", "")

@@ -1,0 +1,40 @@
+"""`python -m grader demo`: a sample class graded end to end in work/demo/ (autograde, feedback, report)."""
+
+from __future__ import annotations
+
+import shutil
+
+from grader.autograde import autograde, outcome_table, plan
+from grader.course import default_db_url, relative, work
+from grader.feedback import feedback
+from grader.intake import take_in
+from grader.progress import Progress
+from grader.report import report
+from grader.sample_class import scripted_assignments, write_class
+
+
+def demo(workers: int | None = None) -> None:
+    """Build a sample class from every assignment's scripted students, then grade it like a real one."""
+    work_dir = work() / "demo"
+    if work_dir.exists():
+        shutil.rmtree(work_dir)
+    incoming = work_dir / "incoming"
+    for assignment in scripted_assignments():
+        write_class(assignment, incoming)
+    count = sum(1 for _ in incoming.glob("*/*/*.ipynb"))
+    print(f"sample class: {count} submissions in {relative(incoming)} (full solutions, blanks, typical mistakes)")
+    intake = take_in(incoming, None, work_dir / "submitted")
+    outcomes = []
+    for assignment in intake.assignments:
+        todo = plan(assignment, work_dir)
+        progress = Progress(len(todo.pending), label=f"{assignment} ")
+        outcomes += autograde(
+            todo, work_dir, workers=workers, on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok")
+        )
+    print(outcome_table(outcomes))
+    db_url = default_db_url(work_dir)
+    pages = feedback(work_dir, db_url)
+    print(f"feedback: {len(pages)} HTML page(s) under {relative(work_dir / 'feedback')}")
+    for path in report(work_dir, db_url, work_dir):
+        print(f"report:   {relative(path)}")
+    print(f"gradebook: {relative(work_dir / 'gradebook.db')}")

@@ -1,0 +1,97 @@
+"""Grades -> grades.csv (one row per student and assignment, with each graded cell) and summary.png."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.autograde import Ledger
+from grader.gradebook import CellScores, cell_scores, max_scores
+
+
+@dataclass(frozen=True)
+class Row:
+    student: str
+    assignment: str
+    status: str
+    cells: dict[str, float]
+
+
+def rows(work_dir: Path, db_url: str) -> list[Row]:
+    """Every graded submission, with its status from the grading ledger and its cell scores from the gradebook."""
+    scores: CellScores = cell_scores(db_url)
+    found = []
+    for folder in sorted((work_dir / "grading_status").glob("*")):
+        ledger = Ledger(folder)
+        for record in sorted(folder.glob("*.json")):
+            outcome = ledger.read(record.stem)
+            if outcome:
+                cells = scores.get(outcome.student, {}).get(outcome.assignment, {})
+                found.append(Row(outcome.student, outcome.assignment, outcome.status, cells))
+    known = {(row.student, row.assignment) for row in found}
+    for student, per_assignment in sorted(scores.items()):
+        for assignment, cells in sorted(per_assignment.items()):
+            if (student, assignment) not in known:  # graded by nbgrader itself, outside this tool
+                found.append(Row(student, assignment, "ok", cells))
+    return sorted(found, key=lambda row: (row.student, row.assignment))
+
+
+def write_csv(table: list[Row], path: Path) -> None:
+    grade_ids = sorted({grade_id for row in table for grade_id in row.cells})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "assignment", "status", "score", *grade_ids])
+        for row in table:
+            cells = [f"{row.cells[g]:g}" if g in row.cells else "" for g in grade_ids]
+            writer.writerow([row.student, row.assignment, row.status, f"{sum(row.cells.values()):g}", *cells])
+
+
+def write_summary_png(table: list[Row], maxima: dict[str, dict[str, float]], path: Path) -> None:
+    """Score distribution per assignment (left) and pass rate per graded cell (right)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    assignments = sorted({row.assignment for row in table})
+    parts = [(a, g) for a in assignments for g in sorted(maxima.get(a, {}))]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(13, max(4, 0.32 * len(parts) + 1.5)))
+    percentages = [
+        [100 * sum(r.cells.values()) / total for r in table if r.assignment == a]
+        if (total := sum(maxima.get(a, {}).values()))
+        else []
+        for a in assignments
+    ]
+    left.boxplot(percentages, orientation="horizontal", tick_labels=assignments)
+    for y, values in enumerate(percentages, start=1):
+        left.scatter(values, [y] * len(values), s=12, alpha=0.6)
+    left.set_xlabel("score (% of the assignment's points)")
+    left.set_xlim(-5, 105)
+    left.set_title("Score distribution per assignment")
+    rates = []
+    for assignment, grade_id in parts:
+        graded = [r for r in table if r.assignment == assignment and r.status == "ok"]
+        full = sum(r.cells.get(grade_id) == maxima[assignment][grade_id] for r in graded)
+        rates.append(100 * full / len(graded) if graded else 0)
+    labels = [f"{a} / {g}" for a, g in parts]
+    right.barh(range(len(parts)), rates, color=["#c0392b" if rate < 50 else "#2e86c1" for rate in rates])
+    right.set_yticks(range(len(parts)), labels, fontsize=8)
+    right.invert_yaxis()
+    right.set_xlim(0, 100)
+    right.set_xlabel("students with full points on the cell (%)")
+    right.set_title("Pass rate per graded cell (red: under half the class)")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def report(work_dir: Path, db_url: str, out: Path) -> list[Path]:
+    """Write grades.csv and summary.png into `out`; return their paths."""
+    table = rows(work_dir, db_url)
+    csv_path, png_path = out / "grades.csv", out / "summary.png"
+    write_csv(table, csv_path)
+    write_summary_png(table, max_scores(db_url), png_path)
+    return [csv_path, png_path]
