@@ -18,9 +18,11 @@ from pathlib import Path
 from grader.course import CourseError, assignment_names, relative, solutions
 from grader.notebooks import assignment_notebooks
 
-STUDENT_ID = r"[A-Za-z0-9][A-Za-z0-9.-]*"
-# The student id is the leading token of the first path component, up to "_" (e.g. Canvas: alice_123_ex01.ipynb).
-NAMED_REGEXP = rf"^(?P<student_id>{STUDENT_ID})(?:_[^/]*)?(?:/.*)?(?P<file_id>\.ipynb)$"
+# A student id names a folder: letters, digits, ".", "-" and "_", not starting with a dot.
+STUDENT_ID = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+# In file names "_" separates the id from the rest: the id is the leading token of the first path component
+# (Canvas: alice_1234_ex01.ipynb; Moodle-like folders: alice_1234_assignsubmission_file/ex01.ipynb).
+NAMED_REGEXP = r"^(?P<student_id>[A-Za-z0-9][A-Za-z0-9.-]*)(?:_[^/]*)?(?:/.*)?(?P<file_id>\.ipynb)$"
 ARCHIVES = (".zip", ".gz")
 
 

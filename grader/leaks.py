@@ -27,30 +27,30 @@ class Secret:
     origin: str
 
 
-def secret_lines(path: Path, notebook: NotebookNode | None = None) -> list[Secret]:
-    """Distinctive lines inside the secret blocks of one source notebook.
+def secret_lines(sources: list[Path]) -> list[Secret]:
+    """Distinctive lines inside the secret blocks of the course's source notebooks.
 
-    A line that also appears in a public part of the same notebook is already public and is not counted.
+    A line that also appears in a public part of any source notebook (instructions, visible tests, imports) is
+    public already and is not counted.
     """
-    notebook = notebook or read_notebook(path)
     public: set[str] = set()
     secrets: dict[str, Secret] = {}
-    for number, cell in enumerate(notebook.cells, start=1):
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        whole_cell_secret = meta.get("solution") and "### BEGIN SOLUTION" not in cell.source
-        closing, kind = None, None
-        for raw in cell.source.splitlines():
-            line = raw.strip()
-            if closing is None and line in BLOCKS:
-                closing, kind = BLOCKS[line]
-            elif closing is not None and line == closing:
-                closing, kind = None, None
-            elif closing is not None or whole_cell_secret:
-                label = kind or "solution cell"
-                origin = f"{relative(path)} {describe_cell(number, meta)} {label}"
-                secrets.setdefault(line, Secret(line, origin))
-            else:
-                public.add(line)
+    for path in sources:
+        for number, cell in enumerate(read_notebook(path).cells, start=1):
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            whole_cell_secret = meta.get("solution") and "### BEGIN SOLUTION" not in cell.source
+            closing, kind = None, None
+            for raw in cell.source.splitlines():
+                line = raw.strip()
+                if closing is None and line in BLOCKS:
+                    closing, kind = BLOCKS[line]
+                elif closing is not None and line == closing:
+                    closing, kind = None, None
+                elif closing is not None or whole_cell_secret:
+                    origin = f"{relative(path)} {describe_cell(number, meta)} {kind or 'solution cell'}"
+                    secrets.setdefault(line, Secret(line, origin))
+                else:
+                    public.add(line)
     return [s for line, s in secrets.items() if len(line) >= MIN_SECRET_LENGTH and line not in public]
 
 

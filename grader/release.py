@@ -60,7 +60,7 @@ def release(assignments: list[str]) -> list[str]:
 
 
 def check_release(assignments: list[str]) -> list[str]:
-    """Problems that make exercises/ wrong for these assignments: stale files and leaked secret lines."""
+    """Problems that make exercises/ wrong: stale files of these assignments, and leaked secret lines."""
     names = assignment_names(assignments)
     problems = []
     if not assignments:
@@ -74,7 +74,8 @@ def check_release(assignments: list[str]) -> list[str]:
         for name in names:
             generate(name, nbgrader_config(work_dir=Path(scratch) / "work", release=fresh))
             problems += _staleness(fresh / name, exercises() / name)
-    secrets = [s for name in names for path in check_sources(name) for s in secret_lines(path)]
+    # Leaks are looked for course-wide: a line of any assignment's secrets, anywhere under exercises/.
+    secrets = secret_lines([path for name in assignment_names() for path in check_sources(name)])
     if exercises().exists():
         problems += find_leaks(secrets, exercises())
     return problems

@@ -1,0 +1,118 @@
+"""`python -m grader autograde` as an instructor runs it: from a zip, killed mid-batch and resumed; and `check`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import nbformat
+import psutil
+
+from grader.course import default_db_url
+from grader.gradebook import cell_scores
+from grader.sample_class import solution_answers, submission, write_class
+from tests.conftest import REPO, grader_process
+
+ASSIGNMENT = "ex01_slots"
+SOURCE = REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+RELEASE = REPO / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+
+
+def test_a_zip_from_the_lms_is_graded_with_a_summary(tmp_path: Path) -> None:
+    write_class(ASSIGNMENT, tmp_path / "class")
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        # LMS names: <student id>_<submission id>_<original file name>
+        for student, sample in (("ana", "full"), ("ben", "blank"), ("cy", "copy_with_copy_copy")):
+            notebook = tmp_path / "class" / sample / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+            zipped.write(notebook, f"{student}_1001_{ASSIGNMENT}.ipynb")
+    run = grader_process("autograde", str(archive), "--assignment", ASSIGNMENT, "--work", str(tmp_path / "work"))
+    assert run.returncode == 0, run.stderr
+    table = [line.split() for line in run.stdout.splitlines()]
+    assert table[0] == ["student", "assignment", "score", "status"]
+    assert table[1:4] == [
+        ["ana", ASSIGNMENT, "12", "/", "12", "ok"],
+        ["ben", ASSIGNMENT, "0", "/", "12", "ok"],
+        ["cy", ASSIGNMENT, "6", "/", "12", "ok"],
+    ]
+    assert run.stdout.splitlines()[-1] == "graded 3 submission(s), 0 with errors"
+    progress = [line for line in run.stderr.splitlines() if line.startswith(f"{ASSIGNMENT} [")]
+    assert progress[-1].startswith(f"{ASSIGNMENT} [{'#' * 30}] 3/3 ") and "failures 0" in progress[-1]
+
+
+def test_a_broken_submission_gets_an_error_and_the_batch_completes(tmp_path: Path) -> None:
+    incoming = tmp_path / "in"
+    for student, text in (("ok1", None), ("broken", '{"cells": ['), ("empty", "")):
+        folder = incoming / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        if text is None:
+            nbformat.write(
+                submission(nbformat.read(RELEASE, 4), solution_answers(nbformat.read(SOURCE, 4))), folder / RELEASE.name
+            )
+        else:
+            (folder / RELEASE.name).write_text(text)
+    run = grader_process("autograde", str(incoming), "--work", str(tmp_path / "work"))
+    assert run.returncode == 0, run.stderr
+    rows = {line.split()[0]: line for line in run.stdout.splitlines()[1:-1]}
+    assert rows["ok1"].split()[2:6] == ["12", "/", "12", "ok"]
+    assert rows["broken"].endswith("error: not valid JSON (line 1, column 12: Expecting value)")
+    assert rows["empty"].endswith("error: not a notebook (the file is empty)")
+    assert run.stdout.splitlines()[-1] == "graded 3 submission(s), 2 with errors"
+
+
+def _gradebook_rows(work: Path) -> tuple[int, int]:
+    with sqlite3.connect(work / "gradebook.db") as db:
+        submissions = db.execute("select count(*) from submitted_assignment").fetchone()[0]
+        grades = db.execute("select count(*) from grade").fetchone()[0]
+    return submissions, grades
+
+
+def test_a_killed_run_resumes_without_losing_or_duplicating_a_grade(tmp_path: Path) -> None:
+    expected = write_class(ASSIGNMENT, tmp_path / "in")
+    work = tmp_path / "work"
+    ledger = work / "grading_status" / ASSIGNMENT
+    command = [sys.executable, "-m", "grader", "autograde", str(tmp_path / "in"), "--work", str(work), "--workers", "1"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    first = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.monotonic() + 300
+    while len(list(ledger.glob("*.json"))) < 3:
+        assert first.poll() is None, "the run ended before it could be interrupted"
+        assert time.monotonic() < deadline, "no submission was graded within 300 s"
+        time.sleep(0.2)
+    family = psutil.Process(first.pid).children(recursive=True)  # the warm process and its kernels
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    gone, alive = psutil.wait_procs(family, timeout=15)
+    assert not alive, f"processes outlived the killed run: {alive}"
+
+    graded_before = {p.stem: p.stat().st_mtime_ns for p in ledger.glob("*.json")}
+    assert 3 <= len(graded_before) < len(expected)
+    second = grader_process("autograde", str(tmp_path / "in"), "--work", str(work), "--workers", "2")
+    assert second.returncode == 0, second.stderr
+    assert f"{ASSIGNMENT}: {len(graded_before)} submission(s) already graded with the same files" in second.stderr
+    assert {p.stem: p.stat().st_mtime_ns for p in ledger.glob("*.json") if p.stem in graded_before} == graded_before
+
+    scores = {student: cells[ASSIGNMENT] for student, cells in cell_scores(default_db_url(work)).items()}
+    assert scores == expected
+    cells_per_student = len(next(iter(expected.values())))
+    assert _gradebook_rows(work) == (len(expected), len(expected) * cells_per_student)
+
+
+def test_check_is_the_terminal_validate_button(tmp_path: Path) -> None:
+    run = grader_process("check", str(RELEASE))
+    assert run.returncode == 1
+    assert all(line.split()[4] == "FAIL" for line in run.stdout.splitlines()[1:-1]), run.stdout
+    assert run.stdout.splitlines()[-1].startswith("visible tests: 0 of 12 points")
+    solved = tmp_path / RELEASE.name
+    nbformat.write(submission(nbformat.read(RELEASE, 4), solution_answers(nbformat.read(SOURCE, 4))), solved)
+    run = grader_process("check", str(solved))
+    assert run.returncode == 0, run.stdout
+    assert run.stdout.splitlines()[-1].startswith("visible tests: 12 of 12 points")
