@@ -1,0 +1,347 @@
+"""Synthetic wrong answers to exercise 3 and the points each graded cell must give them.
+
+Each answer is the whole solution cell as a student would type it (signature and docstring included).
+A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
+The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
+a graded cell earns its points exactly when it runs without an error.
+"""
+
+ASSIGNMENT = "ex03_training"
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: module_modes
+# ---------------------------------------------------------------------------------------------------------
+
+# Walks children() instead of named_modules(): the root and its direct children only, nothing deeper.
+MODES_CHILDREN_ONLY = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    modes = {"": model.training}
+    for name, child in model.named_children():
+        modes[name] = child.training
+    return modes
+'''
+
+# Asks named_modules() for every occurrence: a submodule registered in two places is listed twice
+# (under each of its names), which the visible test with a tied encoder/decoder already catches.
+MODES_SHARED_TWICE = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    modes = {}
+    for name, module in model.named_modules(remove_duplicate=False):
+        if not isinstance(module.training, bool):
+            raise TypeError(f"the training flag of {name!r} is not a bool")
+        modes[name] = module.training
+    return modes
+'''
+
+# Calls model.train() "to make sure the flags are clean" before reading them: every flag is now True.
+MODES_CALLS_TRAIN_FIRST = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    model.train()
+    return {name: module.training for name, module in model.named_modules()}
+'''
+
+# Right names and order, but hands back whatever the flag holds: 'yes', 1 or None instead of a TypeError.
+MODES_NO_TYPE_CHECK = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    return {name: module.training for name, module in model.named_modules()}
+'''
+
+# Converts every flag with bool(): 'False' becomes True, and nothing is ever reported.
+MODES_BOOL_COERCION = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    return {name: bool(module.training) for name, module in model.named_modules()}
+'''
+
+# Checks the types, but reports the module's class instead of its qualified name.
+MODES_ERROR_WITHOUT_NAME = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    modes = {}
+    for name, module in model.named_modules():
+        if type(module.training) is not bool:
+            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
+        modes[name] = module.training
+    return modes
+'''
+
+# A correct part 1 without named_modules(): its own pre-order walk over _modules, with a set of visited ids.
+MODES_CORRECT_OWN_WALK = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    modes, seen = {}, set()
+
+    def visit(module, prefix):
+        if id(module) in seen:
+            return
+        seen.add(id(module))
+        flag = module.training
+        if flag is not True and flag is not False:
+            raise TypeError(f"module {prefix!r} has the training flag {flag!r}")
+        modes[prefix] = flag
+        for key, child in module._modules.items():
+            if child is not None:
+                visit(child, f"{prefix}.{key}" if prefix else key)
+
+    visit(model, "")
+    return modes
+'''
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: train_with_frozen_norm_stats
+# ---------------------------------------------------------------------------------------------------------
+
+# Sets the flag of the root only: the children keep whatever mode they had.
+FROZEN_ROOT_FLAG_ONLY = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    model.training = True
+    for module in model.modules():
+        if isinstance(module, _NormBase) and module.track_running_stats:
+            module.training = False
+    return model
+'''
+
+# Keeps the norm layers training and sets momentum=0: the statistics stay put, but num_batches_tracked
+# still counts every batch, and the layers' momentum is changed for good.
+FROZEN_MOMENTUM_ZERO = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    model.train()
+    for module in model.modules():
+        if isinstance(module, _NormBase) and module.track_running_stats:
+            module.momentum = 0.0
+    return model
+'''
+
+# Looks at the direct children only: right for a flat Sequential, wrong as soon as a norm layer is nested.
+FROZEN_TOP_LEVEL_ONLY = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    model.train()
+    for child in model.children():
+        if isinstance(child, _NormBase) and child.track_running_stats:
+            child.training = False
+    return model
+'''
+
+# Freezes the norm layers' parameters instead: the running statistics still move in training mode,
+# and weight and bias stop learning.
+FROZEN_REQUIRES_GRAD = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    model.train()
+    for module in model.modules():
+        if isinstance(module, _NormBase):
+            module.requires_grad_(False)
+    return model
+'''
+
+# Puts every _NormBase in eval mode, also those built with track_running_stats=False.
+FROZEN_IGNORES_TRACK_RUNNING_STATS = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    model.train()
+    for module in model.modules():
+        if isinstance(module, _NormBase):
+            module.training = False
+    return model
+'''
+
+# Tests for the BatchNorm family only: an InstanceNorm with running statistics keeps training.
+FROZEN_BATCHNORM_ONLY = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    model.train()
+    for module in model.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats:
+            module.training = False
+    return model
+'''
+
+# Calls eval() on each norm layer: eval() recurses, so a norm layer's own Dropout stops dropping.
+FROZEN_EVAL_RECURSES = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    model.train()
+    for module in model.modules():
+        if isinstance(module, _NormBase) and module.track_running_stats:
+            module.eval()
+    return model
+'''
+
+# Its own pre-order walk that calls train(mode) on each module and skips modules already visited. train()
+# recurses, so visiting a parent resets everything below it; that is repaired further down the walk, except
+# for a shared norm layer that was visited earlier under another parent: it is left training.
+FROZEN_RECURSIVE_TRAIN_WITH_MEMO = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    seen = set()
+
+    def visit(module):
+        if id(module) in seen:
+            return
+        seen.add(id(module))
+        module.train(not (isinstance(module, _NormBase) and module.track_running_stats))
+        for child in module.children():
+            visit(child)
+
+    visit(model)
+    return model
+'''
+
+# A correct part 2 in two passes: train() everything, then switch exactly the stat-keeping norm layers,
+# recognised by their running_mean buffer, one flag at a time.
+FROZEN_CORRECT_TWO_PASSES = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
+    model.train()
+    for module in model.modules():
+        if isinstance(module, _NormBase) and module.running_mean is not None:
+            module.training = False  # not module.eval(): that would reach the module's own children too
+    return model
+'''
+
+# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
+ANSWERS = {
+    "modes_children_only": {"module_modes": MODES_CHILDREN_ONLY},
+    "modes_shared_twice": {"module_modes": MODES_SHARED_TWICE},
+    "modes_calls_train_first": {
+        "module_modes": MODES_CALLS_TRAIN_FIRST,
+        "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES,
+    },
+    "modes_no_type_check": {"module_modes": MODES_NO_TYPE_CHECK},
+    "modes_bool_coercion": {"module_modes": MODES_BOOL_COERCION},
+    "modes_error_without_name": {"module_modes": MODES_ERROR_WITHOUT_NAME},
+    "frozen_root_flag_only": {
+        "module_modes": MODES_CORRECT_OWN_WALK,
+        "train_with_frozen_norm_stats": FROZEN_ROOT_FLAG_ONLY,
+    },
+    "frozen_momentum_zero": {"train_with_frozen_norm_stats": FROZEN_MOMENTUM_ZERO},
+    "frozen_top_level_only": {"train_with_frozen_norm_stats": FROZEN_TOP_LEVEL_ONLY},
+    "frozen_requires_grad": {"train_with_frozen_norm_stats": FROZEN_REQUIRES_GRAD},
+    "frozen_ignores_track_running_stats": {"train_with_frozen_norm_stats": FROZEN_IGNORES_TRACK_RUNNING_STATS},
+    "frozen_batchnorm_only": {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_ONLY},
+    "frozen_eval_recurses": {"train_with_frozen_norm_stats": FROZEN_EVAL_RECURSES},
+    "frozen_recursive_train_with_memo": {
+        "module_modes": MODES_NO_TYPE_CHECK,
+        "train_with_frozen_norm_stats": FROZEN_RECURSIVE_TRAIN_WITH_MEMO,
+    },
+    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
+    "alternative_correct": {
+        "module_modes": MODES_CORRECT_OWN_WALK,
+        "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES,
+    },
+}
+
+# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
+EXPECTED = {
+    "modes_children_only": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "modes_shared_twice": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "modes_calls_train_first": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 4,
+    },
+    "modes_no_type_check": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "modes_bool_coercion": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "modes_error_without_name": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_root_flag_only": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 4,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_momentum_zero": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_top_level_only": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_requires_grad": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_ignores_track_running_stats": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_batchnorm_only": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_eval_recurses": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_recursive_train_with_memo": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
+    "alternative_correct": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 4,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 4,
+    },
+}

@@ -1,0 +1,351 @@
+"""Synthetic wrong answers to exercise 4 and the points each graded cell must give them.
+
+Each answer is the whole solution cell as a student would type it (signature and docstring included).
+A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
+The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
+a graded cell earns its points exactly when it runs without an error.
+"""
+
+ASSIGNMENT = "ex04_persistence"
+
+
+def _variant(base: str, old: str, new: str) -> str:
+    """base with the one occurrence of old replaced by new (a student who got one step wrong)."""
+    if base.count(old) != 1:
+        raise ValueError(f"expected exactly one occurrence of {old!r}")
+    return base.replace(old, new)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: migrate_state_dict
+# ---------------------------------------------------------------------------------------------------------
+
+# Compares the version with == and `in`: right for versions 1, 2 and 3, but a checkpoint without
+# _metadata (version None) is not migrated at all, so it fails strict loading.
+MIGRATE_FORGETS_NONE = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    migrated = dict(state_dict)
+    if version == 1:
+        migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
+    if version in (1, 2):
+        del migrated[prefix + "steps"]
+    return migrated
+'''
+
+# Edits the dict it receives in place, the way torch's own overrides do, then returns a copy: loading
+# works (load_state_dict passes its own copy), but a direct caller loses running_mean and steps.
+MIGRATE_MUTATES_CALLER = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    if version is None or version < 2:
+        if prefix + "running_mean" in state_dict:
+            state_dict[prefix + "mean"] = state_dict.pop(prefix + "running_mean")
+    if version is None or version < 3:
+        state_dict.pop(prefix + "steps", None)
+    return dict(state_dict)
+'''
+
+# Hard-codes the top-level key names: right for a Standardizer that is the model itself, a no-op for
+# one nested inside a Sequential or a ModuleDict.
+MIGRATE_ONLY_TOP_LEVEL = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    migrated = dict(state_dict)
+    if version is None or version < 2:
+        if "running_mean" in migrated:
+            migrated["mean"] = migrated.pop("running_mean")
+    if version is None or version < 3:
+        migrated.pop("steps", None)
+    return migrated
+'''
+
+# Keeps only the keys release 3 loads: every unknown key under the prefix disappears, so a damaged
+# checkpoint loads without a word.
+MIGRATE_DROPS_UNKNOWN_KEYS = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    renames = {"running_mean": "mean"} if version is None or version < 2 else {}
+    migrated = {}
+    for key, value in state_dict.items():
+        if not key.startswith(prefix):
+            migrated[key] = value
+            continue
+        name = renames.get(key[len(prefix):], key[len(prefix):])
+        if name in ("scale", "mean"):  # keep what release 3 loads, drop the rest
+            migrated[prefix + name] = value
+    return migrated
+'''
+
+# Drops steps whatever the version: a version-3 checkpoint that (wrongly) holds steps loads instead of
+# failing on the unexpected key.
+MIGRATE_DROPS_STEPS_ALWAYS = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    migrated = dict(state_dict)
+    if version is None or version == 1:
+        if prefix + "running_mean" in migrated:
+            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
+    migrated.pop(prefix + "steps", None)  # steps is never loaded any more
+    return migrated
+'''
+
+# A correct part 1, written as a table of renames (None meaning: drop the key).
+MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    oldest = 1 if version is None else version
+    renames = {}
+    if oldest < 2:
+        renames[prefix + "running_mean"] = prefix + "mean"
+    if oldest < 3:
+        renames[prefix + "steps"] = None
+    result = {}
+    for key, value in state_dict.items():
+        new_key = renames.get(key, key)
+        if new_key is not None:
+            result[new_key] = value
+    return result
+'''
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: explain_incompatibility
+# ---------------------------------------------------------------------------------------------------------
+
+# A correct part 2 that follows the steps of the contract one by one; most wrong answers below change one step.
+EXPLAIN_STEPWISE = '''def explain_incompatibility(model, state_dict):
+    """What stops state_dict from loading strictly into model: a sorted list of findings ([] if nothing)."""
+    wrapper = "module."
+    model_shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
+    checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
+    buffer_shapes = {}  # the keys the non-persistent buffers would have if they were saved
+    for path, module in model.named_modules(remove_duplicate=False):
+        for name, buffer in module._buffers.items():
+            if buffer is not None and name in module._non_persistent_buffers_set:
+                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
+
+    def strip(key):
+        return key[len(wrapper):] if key.startswith(wrapper) else key
+
+    def all_wrapped(keys):
+        return all(key.startswith(wrapper) for key in keys)
+
+    # Each key is compared by its name: the key itself, or the key without the extra "module.".
+    findings = []
+    checkpoint_name = {key: key for key in checkpoint_shapes}
+    model_name = {key: key for key in model_shapes}
+    buffer_name = {key: key for key in buffer_shapes}
+    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
+        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
+        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
+    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
+        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
+        model_name = {key: strip(key) for key in model_shapes}
+        buffer_name = {key: strip(key) for key in buffer_shapes}
+
+    model_key_named = {name: key for key, name in model_name.items()}
+    buffer_key_named = {name: key for key, name in buffer_name.items()}
+    unmatched, matched = [], set()
+    for key, name in checkpoint_name.items():
+        if name in model_key_named:
+            model_key = model_key_named[name]
+            matched.add(model_key)
+            if checkpoint_shapes[key] != model_shapes[model_key]:
+                findings.append(finding("shape mismatch", key, model_key,
+                                        checkpoint_shapes[key], model_shapes[model_key]))
+        elif name in buffer_key_named:
+            buffer_key = buffer_key_named[name]
+            findings.append(finding("persistence flip", key, buffer_key,
+                                    checkpoint_shapes[key], buffer_shapes[buffer_key]))
+        else:
+            unmatched.append(key)
+    absent = [key for key in model_shapes if key not in matched]
+
+    def candidates(checkpoint_key, model_key):
+        old, new = checkpoint_name[checkpoint_key].split("."), model_name[model_key].split(".")
+        same_module = old[:-1] == new[:-1]  # a parameter or buffer renamed
+        same_place = len(old) == len(new) and old[-1] == new[-1]  # a module renamed
+        return checkpoint_shapes[checkpoint_key] == model_shapes[model_key] and (same_module or same_place)
+
+    options_of = {key: [other for other in absent if candidates(key, other)] for key in unmatched}
+    options_for = {other: [key for key in unmatched if candidates(key, other)] for other in absent}
+    renamed = {}  # checkpoint key -> model key, for the pairs that are each other's only candidate
+    for key, options in options_of.items():
+        if len(options) == 1 and options_for[options[0]] == [key]:
+            renamed[key] = options[0]
+            findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
+    findings += [finding("missing", model_key=key, model_shape=model_shapes[key])
+                 for key in absent if key not in renamed.values()]
+    findings += [finding("unexpected", checkpoint_key=key, checkpoint_shape=checkpoint_shapes[key])
+                 for key in unmatched if key not in renamed]
+    findings.sort(key=lambda item: (KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or ""))
+    return findings
+'''
+
+_PREFIX_STEP = """    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
+        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
+        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
+"""
+_MODEL_SIDE_PREFIX_STEP = """    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
+        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
+        model_name = {key: strip(key) for key in model_shapes}
+        buffer_name = {key: strip(key) for key in buffer_shapes}
+"""
+
+# No prefix step at all: a checkpoint saved through nn.DataParallel comes out as N missing keys and
+# N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed key).
+EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = _variant(EXPLAIN_STEPWISE, _PREFIX_STEP + _MODEL_SIDE_PREFIX_STEP, "")
+
+# Finds the extra "module." on the checkpoint only, never on a model wrapped in nn.DataParallel.
+EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = _variant(EXPLAIN_STEPWISE, _MODEL_SIDE_PREFIX_STEP, "")
+
+# Never looks at the non-persistent buffers: a flipped buffer is reported as an unexpected key.
+EXPLAIN_IGNORES_FLIPS = _variant(EXPLAIN_STEPWISE, "        elif name in buffer_key_named:", "        elif False:")
+
+# Pairs every left-over checkpoint key with its first free candidate: ambiguous renames are guessed.
+EXPLAIN_GREEDY_RENAMES = _variant(
+    EXPLAIN_STEPWISE,
+    """        if len(options) == 1 and options_for[options[0]] == [key]:
+            renamed[key] = options[0]
+            findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
+""",
+    """        free = [other for other in options if other not in renamed.values()]
+        if free:  # pair with the first model key still free
+            renamed[key] = free[0]
+            findings.append(finding("renamed key", key, free[0], checkpoint_shapes[key], model_shapes[free[0]]))
+""",
+)
+
+# Strips "module." from the checkpoint's own keys, in place, before comparing.
+EXPLAIN_MUTATES_CHECKPOINT = _variant(
+    _variant(
+        EXPLAIN_STEPWISE,
+        """    checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
+""",
+        """    prefixed = bool(state_dict) and all(key.startswith(wrapper) for key in state_dict)
+    if prefixed and not all(key.startswith(wrapper) for key in model_shapes):
+        for key in list(state_dict):  # drop the extra "module." so that the keys compare
+            state_dict[key[len(wrapper):]] = state_dict.pop(key)
+    checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
+""",
+    ),
+    _PREFIX_STEP,
+    """    if prefixed and not all_wrapped(model_shapes):
+        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
+""",
+)
+
+# Tries load_state_dict(strict=False) on the model itself first: it overwrites the model's weights.
+EXPLAIN_LOADS_INTO_MODEL = _variant(
+    EXPLAIN_STEPWISE,
+    """    wrapper = "module."
+""",
+    """    try:
+        model.load_state_dict(state_dict, strict=False)  # just to see what torch says
+    except RuntimeError:
+        pass
+    wrapper = "module."
+""",
+)
+
+# A correct part 2 written differently: the non-persistent keys from named_buffers(), the pairs from counts.
+EXPLAIN_CORRECT_NAMED_BUFFERS = '''def explain_incompatibility(model, state_dict):
+    """What stops state_dict from loading strictly into model: a sorted list of findings ([] if nothing)."""
+    saved = {key: tuple(value.shape) for key, value in model.state_dict().items()}
+    unsaved = {key: tuple(value.shape) for key, value in model.named_buffers(remove_duplicate=False)
+               if key not in saved}
+    given = {key: tuple(value.shape) for key, value in state_dict.items()}
+    result = []
+
+    def wrapped(keys):
+        return len(keys) > 0 and all(key.startswith("module.") for key in keys)
+
+    strip_given = wrapped(given) and any(not key.startswith("module.") for key in saved)
+    strip_model = wrapped(saved) and any(not key.startswith("module.") for key in given)
+    if strip_given:
+        result.append(finding("module prefix", "module.", ""))
+    if strip_model:
+        result.append(finding("module prefix", "", "module."))
+
+    def name(key, strip):
+        return key[7:] if strip and key.startswith("module.") else key
+
+    model_by_name = {name(key, strip_model): key for key in saved}
+    buffer_by_name = {name(key, strip_model): key for key in unsaved}
+    extra, seen = [], set()
+    for key, shape in given.items():
+        target = model_by_name.get(name(key, strip_given))
+        flipped = buffer_by_name.get(name(key, strip_given))
+        if target is not None:
+            seen.add(target)
+            if shape != saved[target]:
+                result.append(finding("shape mismatch", key, target, shape, saved[target]))
+        elif flipped is not None:
+            result.append(finding("persistence flip", key, flipped, shape, unsaved[flipped]))
+        else:
+            extra.append(key)
+    lacking = [key for key in saved if key not in seen]
+
+    def close(old, new):
+        a, b = name(old, strip_given).split("."), name(new, strip_model).split(".")
+        return given[old] == saved[new] and (a[:-1] == b[:-1] or (len(a) == len(b) and a[-1] == b[-1]))
+
+    pairs = [(old, new) for old in extra for new in lacking if close(old, new)]
+    olds = [old for old, _ in pairs]
+    news = [new for _, new in pairs]
+    pairs = [(old, new) for old, new in pairs if olds.count(old) == 1 and news.count(new) == 1]
+    result += [finding("renamed key", old, new, given[old], saved[new]) for old, new in pairs]
+    result += [finding("missing", model_key=key, model_shape=saved[key]) for key in lacking
+               if key not in [new for _, new in pairs]]
+    result += [finding("unexpected", checkpoint_key=key, checkpoint_shape=given[key]) for key in extra
+               if key not in [old for old, _ in pairs]]
+    return sorted(result, key=lambda f: (KINDS.index(f["kind"]), f["model_key"] or "", f["checkpoint_key"] or ""))
+'''
+
+# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
+ANSWERS = {
+    "migration_forgets_none": {
+        "migrate_state_dict": MIGRATE_FORGETS_NONE,
+        "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS,
+    },
+    "migration_mutates_caller": {"migrate_state_dict": MIGRATE_MUTATES_CALLER},
+    "migration_only_top_level": {
+        "migrate_state_dict": MIGRATE_ONLY_TOP_LEVEL,
+        "explain_incompatibility": EXPLAIN_GREEDY_RENAMES,
+    },
+    "migration_drops_unknown_keys": {
+        "migrate_state_dict": MIGRATE_DROPS_UNKNOWN_KEYS,
+        "explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX,
+    },
+    "migration_drops_steps_always": {"migrate_state_dict": MIGRATE_DROPS_STEPS_ALWAYS},
+    "explain_prefix_as_missing_and_unexpected": {
+        "migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
+        "explain_incompatibility": EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED,
+    },
+    "explain_ignores_flips": {"explain_incompatibility": EXPLAIN_IGNORES_FLIPS},
+    "explain_mutates_checkpoint": {"explain_incompatibility": EXPLAIN_MUTATES_CHECKPOINT},
+    "explain_loads_into_model": {"explain_incompatibility": EXPLAIN_LOADS_INTO_MODEL},
+    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
+    "alternative_correct": {
+        "migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
+        "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS,
+    },
+}
+
+
+def _points(migrate_visible: int, migrate_hidden: int, explain_visible: int, explain_hidden: int) -> dict[str, int]:
+    return {
+        "test_migrate_visible": migrate_visible,
+        "test_migrate_hidden": migrate_hidden,
+        "test_explain_visible": explain_visible,
+        "test_explain_hidden": explain_hidden,
+    }
+
+
+# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
+EXPECTED = {
+    "migration_forgets_none": _points(2, 0, 2, 4),
+    "migration_mutates_caller": _points(0, 0, 0, 0),
+    "migration_only_top_level": _points(2, 0, 2, 0),
+    "migration_drops_unknown_keys": _points(0, 0, 2, 0),
+    "migration_drops_steps_always": _points(2, 0, 0, 0),
+    "explain_prefix_as_missing_and_unexpected": _points(2, 4, 0, 0),
+    "explain_ignores_flips": _points(0, 0, 0, 0),
+    "explain_mutates_checkpoint": _points(0, 0, 0, 0),
+    "explain_loads_into_model": _points(0, 0, 0, 0),
+    "alternative_correct": _points(2, 4, 2, 4),
+}

@@ -1,0 +1,522 @@
+"""Synthetic wrong answers to exercise 5 and the points each graded cell must give them.
+
+Each answer is the whole solution cell as a student would type it (signature and docstring included).
+A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
+The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
+a graded cell earns its points exactly when it runs without an error.
+"""
+
+ASSIGNMENT = "ex05_hooks"
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: record_activations
+# ---------------------------------------------------------------------------------------------------------
+
+# Right in every respect but one: the hooks are removed after the yield, outside a finally clause, so an
+# exception raised in the body (or in a forward pass) leaves every hook registered.
+RECORD_NO_FINALLY = '''@contextlib.contextmanager
+def record_activations(model, names):
+    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
+    submodule appends its detached output. All the hooks are removed when the block ends."""
+    every_path = dict(model.named_modules(remove_duplicate=False))
+    for name in names:
+        if name not in every_path:
+            raise KeyError(name)
+    canonical = {id(module): name for name, module in model.named_modules()}
+    chosen = {}
+    for name in names:
+        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+    records = {name: [] for name in chosen}
+
+    def safe(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach()
+        if isinstance(value, (tuple, list)):
+            return tuple(safe(item) for item in value)
+        return value
+
+    handles = []
+    for name, module in chosen.items():
+        store = records[name]
+        handles.append(module.register_forward_hook(
+            lambda module, args, output, store=store: store.append(safe(output))
+        ))
+    yield records
+    for handle in handles:
+        handle.remove()
+'''
+
+# Keeps the outputs themselves: each stored tensor still requires grad and holds its grad_fn (and with it
+# the whole graph of the forward pass).
+RECORD_NO_DETACH = '''@contextlib.contextmanager
+def record_activations(model, names):
+    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
+    submodule appends its detached output. All the hooks are removed when the block ends."""
+    every_path = dict(model.named_modules(remove_duplicate=False))
+    for name in names:
+        if name not in every_path:
+            raise KeyError(name)
+    canonical = {id(module): name for name, module in model.named_modules()}
+    chosen = {}
+    for name in names:
+        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+    records = {name: [] for name in chosen}
+
+    def keep(value):
+        if isinstance(value, (tuple, list)):
+            return tuple(keep(item) for item in value)
+        return value
+
+    handles = []
+    try:
+        for name, module in chosen.items():
+            store = records[name]
+            handles.append(module.register_forward_hook(
+                lambda module, args, output, store=store: store.append(keep(output))
+            ))
+        yield records
+    finally:
+        for handle in handles:
+            handle.remove()
+'''
+
+# One hook per requested name instead of one per module: a shared submodule asked for as "0" and "2"
+# gets two hooks and is recorded under both names, each call twice over.
+RECORD_HOOK_PER_NAME = '''@contextlib.contextmanager
+def record_activations(model, names):
+    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
+    submodule appends its detached output. All the hooks are removed when the block ends."""
+    modules = dict(model.named_modules(remove_duplicate=False))
+    for name in names:
+        if name not in modules:
+            raise KeyError(name)
+    records = {name: [] for name in names}
+
+    def safe(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach()
+        if isinstance(value, (tuple, list)):
+            return tuple(safe(item) for item in value)
+        return value
+
+    handles = []
+    try:
+        for name in records:
+            def hook(module, args, output, store=records[name]):
+                store.append(safe(output))
+
+            handles.append(modules[name].register_forward_hook(hook))
+        yield records
+    finally:
+        for handle in handles:
+            handle.remove()
+'''
+
+# Looks each name up while registering: an invalid name that comes after a valid one raises KeyError
+# with the earlier hooks already in place, and the try/finally that would remove them is not entered yet.
+RECORD_VALIDATES_LATE = '''@contextlib.contextmanager
+def record_activations(model, names):
+    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
+    submodule appends its detached output. All the hooks are removed when the block ends."""
+    every_path = dict(model.named_modules(remove_duplicate=False))
+    canonical = {id(module): name for name, module in model.named_modules()}
+
+    def safe(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach()
+        if isinstance(value, (tuple, list)):
+            return tuple(safe(item) for item in value)
+        return value
+
+    records, handles = {}, []
+    for name in names:
+        module = every_path[name]
+        key = canonical[id(module)]
+        if key in records:
+            continue
+        records[key] = []
+        handles.append(module.register_forward_hook(
+            lambda module, args, output, store=records[key]: store.append(safe(output))
+        ))
+    try:
+        yield records
+    finally:
+        for handle in handles:
+            handle.remove()
+'''
+
+# The hook returns the detached output: a forward hook's return value replaces the module's output, so
+# the rest of the model computes on a tensor cut from the graph, and the parameters get no gradient.
+RECORD_HOOK_RETURNS_OUTPUT = '''@contextlib.contextmanager
+def record_activations(model, names):
+    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
+    submodule appends its detached output. All the hooks are removed when the block ends."""
+    every_path = dict(model.named_modules(remove_duplicate=False))
+    for name in names:
+        if name not in every_path:
+            raise KeyError(name)
+    canonical = {id(module): name for name, module in model.named_modules()}
+    chosen = {}
+    for name in names:
+        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+    records = {name: [] for name in chosen}
+
+    def safe(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach()
+        if isinstance(value, (tuple, list)):
+            return tuple(safe(item) for item in value)
+        return value
+
+    def make_hook(store):
+        def hook(module, args, output):
+            output = safe(output)
+            store.append(output)
+            return output
+
+        return hook
+
+    handles = []
+    try:
+        for name, module in chosen.items():
+            handles.append(module.register_forward_hook(make_hook(records[name])))
+        yield records
+    finally:
+        for handle in handles:
+            handle.remove()
+'''
+
+# A correct part 1 written as a class with __enter__ and __exit__ instead of contextlib.
+RECORD_CORRECT_CLASS = '''class record_activations:
+    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
+    submodule appends its detached output. All the hooks are removed when the block ends."""
+
+    def __init__(self, model, names):
+        paths = dict(model.named_modules(remove_duplicate=False))
+        missing = [name for name in names if name not in paths]
+        if missing:
+            raise KeyError(f"unknown module names: {missing}")
+        first_name = {}
+        for name, module in model.named_modules():
+            first_name[id(module)] = name
+        self.targets = {}
+        for name in names:
+            self.targets.setdefault(first_name[id(paths[name])], paths[name])
+        self.handles = []
+
+    @staticmethod
+    def detached(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach()
+        if isinstance(value, (tuple, list)):
+            return tuple(record_activations.detached(item) for item in value)
+        return value
+
+    def __enter__(self):
+        self.records = {name: [] for name in self.targets}
+        for name, module in self.targets.items():
+            store = self.records[name]
+            self.handles.append(module.register_forward_hook(
+                lambda module, args, output, store=store: store.append(self.detached(output)) and None
+            ))
+        return self.records
+
+    def __exit__(self, *exc_info):
+        while self.handles:
+            self.handles.pop().remove()
+        return False
+'''
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: strip_hooks
+# ---------------------------------------------------------------------------------------------------------
+
+# A deep copy carries every hook along (the lambdas shared with the original), and pickle fails on them.
+STRIP_DEEPCOPY_ONLY = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    return copy.deepcopy(model)
+'''
+
+# Empties the original's tables, then copies: the copy is clean, but the model has lost its hooks.
+STRIP_CLEARS_ORIGINAL = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    for module in model.modules():
+        for table in HOOK_TABLES + FLAG_TABLES:
+            getattr(module, table).clear()
+        module._is_full_backward_hook = None
+    return copy.deepcopy(model)
+'''
+
+# Empties the eight hook tables of the copy and resets the flag, but leaves the three flag tables
+# holding the ids of hooks that are gone (with_kwargs=True, always_call=True).
+STRIP_FORGETS_FLAG_TABLES = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    clean = copy.deepcopy(model)
+    for module in clean.modules():
+        for table in HOOK_TABLES:
+            getattr(module, table).clear()
+        module._is_full_backward_hook = None
+    return clean
+'''
+
+# Empties all eleven tables of the copy, but leaves _is_full_backward_hook as it was (True or False).
+STRIP_FORGETS_BACKWARD_FLAG = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    clean = copy.deepcopy(model)
+    for module in clean.modules():
+        for table in HOOK_TABLES + FLAG_TABLES:
+            getattr(module, table).clear()
+    return clean
+'''
+
+# children() instead of modules(): the root and its direct children are cleaned, grandchildren keep
+# their hooks.
+STRIP_CHILDREN_ONLY = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    clean = copy.deepcopy(model)
+    for module in [clean, *clean.children()]:
+        for table in HOOK_TABLES + FLAG_TABLES:
+            getattr(module, table).clear()
+        module._is_full_backward_hook = None
+    return clean
+'''
+
+# A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
+STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    clean = copy.deepcopy(model)
+    for module in clean.modules():
+        for name in HOOK_TABLES + FLAG_TABLES:
+            vars(module)[name].clear()
+        vars(module)["_is_full_backward_hook"] = None
+    return clean
+'''
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 3: GradNormMonitor
+# ---------------------------------------------------------------------------------------------------------
+
+MONITOR_TEMPLATE = '''class GradNormMonitor:
+    """Record the L2 norm of the gradient that reaches the output of each named submodule."""
+
+    def __init__(self, model, names):
+        """Check names, then register one full backward hook per distinct module; fill self.norms."""
+        every_path = dict(model.named_modules(remove_duplicate=False))
+        for name in names:
+            if name not in every_path:
+                raise KeyError(name)
+        canonical = {{id(module): name for name, module in model.named_modules()}}
+        chosen = {{}}
+        for name in names:
+            chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+        self.norms = {{name: [] for name in chosen}}
+        self._flags = [(module, module._is_full_backward_hook) for module in chosen.values()]
+        self._handles = []
+        for name, module in chosen.items():
+            store = self.norms[name]
+            self._handles.append(module.register_full_backward_hook(
+                lambda module, grad_input, grad_output, store=store: store.append({record})
+            ))
+
+    def remove(self):
+        """Remove every hook of this monitor and put back the flags; calling it again does nothing."""
+        for handle in self._handles:
+            handle.remove()
+{restore}        self._handles = []
+
+    def __enter__(self):
+        """Give the monitor itself to the with statement."""
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        """Remove the hooks when the block ends; return None, so that an exception propagates."""
+{exit}'''
+
+RESTORE = """        for module, flag in self._flags:
+            module._is_full_backward_hook = flag
+        self._flags = []
+"""
+NORM = "float(grad_output[0].norm())"
+EXIT = "        self.remove()\n"
+
+# Relies on handle.remove() alone: the hooks are gone, but _is_full_backward_hook stays True, so the
+# modules refuse an old-style backward hook afterwards.
+MONITOR_FLAG_LEFT_SET = MONITOR_TEMPLATE.format(record=NORM, restore="", exit=EXIT)
+
+# Resets the flag to None instead of putting back the value it had: on a module that had its own full
+# backward hook, that hook stops firing (torch reads a None flag as "no full backward hooks").
+MONITOR_RESETS_FLAG_TO_NONE = MONITOR_TEMPLATE.format(
+    record=NORM,
+    restore="        for module, _ in self._flags:\n            module._is_full_backward_hook = None\n",
+    exit=EXIT,
+)
+
+# Leaving the with block does nothing: the hooks stay registered and keep recording.
+MONITOR_NEVER_REMOVES = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE, exit="        pass\n")
+
+# Measures grad_input[0], the gradient with respect to the module's input, instead of grad_output[0].
+MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
+    record="float(grad_output[0].norm()) if grad_input[0] is None else float(grad_input[0].norm())",
+    restore=RESTORE,
+    exit=EXIT,
+)
+
+# Stores the 0-dimensional tensors that .norm() returns instead of Python floats.
+MONITOR_TENSOR_NORMS = MONITOR_TEMPLATE.format(record="grad_output[0].norm()", restore=RESTORE, exit=EXIT)
+
+# One hook per requested name, keyed by the requested name: a shared submodule gets two hooks.
+MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
+    """Record the L2 norm of the gradient that reaches the output of each named submodule."""
+
+    def __init__(self, model, names):
+        """Check names, then register one full backward hook per distinct module; fill self.norms."""
+        modules = dict(model.named_modules(remove_duplicate=False))
+        for name in names:
+            if name not in modules:
+                raise KeyError(name)
+        self.norms = {name: [] for name in names}
+        self._flags = [(modules[name], modules[name]._is_full_backward_hook) for name in self.norms]
+        self._handles = []
+        for name in self.norms:
+            store = self.norms[name]
+            self._handles.append(modules[name].register_full_backward_hook(
+                lambda module, grad_input, grad_output, store=store: store.append(float(grad_output[0].norm()))
+            ))
+
+    def remove(self):
+        """Remove every hook of this monitor and put back the flags; calling it again does nothing."""
+        for handle in self._handles:
+            handle.remove()
+        for module, flag in reversed(self._flags):
+            module._is_full_backward_hook = flag
+        self._handles, self._flags = [], []
+
+    def __enter__(self):
+        """Give the monitor itself to the with statement."""
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        """Remove the hooks when the block ends; return None, so that an exception propagates."""
+        self.remove()
+'''
+
+# A correct part 3 written differently: torch.linalg.vector_norm, handles kept per module, and the flag
+# put back to None only where it was None before.
+MONITOR_CORRECT_ALTERNATIVE = '''class GradNormMonitor:
+    """Record the L2 norm of the gradient that reaches the output of each named submodule."""
+
+    def __init__(self, model, names):
+        """Check names, then register one full backward hook per distinct module; fill self.norms."""
+        by_path = dict(model.named_modules(remove_duplicate=False))
+        unknown = [name for name in names if name not in by_path]
+        if unknown:
+            raise KeyError(f"not a submodule: {unknown[0]!r}")
+        first = {}
+        for name, module in model.named_modules():
+            first.setdefault(id(module), name)
+        self.norms = {}
+        self._hooked = []  # (module, handle, flag before)
+        targets = {}
+        for name in names:
+            targets.setdefault(first[id(by_path[name])], by_path[name])
+        for name, module in targets.items():
+            self.norms[name] = []
+        for name, module in targets.items():
+            flag = module._is_full_backward_hook
+            handle = module.register_full_backward_hook(self._recorder(name))
+            self._hooked.append((module, handle, flag))
+
+    def _recorder(self, name):
+        def hook(module, grad_input, grad_output):
+            self.norms[name].append(torch.linalg.vector_norm(grad_output[0]).item())
+
+        return hook
+
+    def remove(self):
+        """Remove every hook of this monitor and put back the flags; calling it again does nothing."""
+        while self._hooked:
+            module, handle, flag = self._hooked.pop()
+            handle.remove()
+            if flag is None:
+                module._is_full_backward_hook = None
+
+    def __enter__(self):
+        """Give the monitor itself to the with statement."""
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        """Remove the hooks when the block ends; return None, so that an exception propagates."""
+        self.remove()
+'''
+
+# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
+ANSWERS = {
+    "record_no_finally": {
+        "record_activations": RECORD_NO_FINALLY,
+        "grad_norm_monitor": MONITOR_TENSOR_NORMS,
+    },
+    "record_no_detach": {
+        "record_activations": RECORD_NO_DETACH,
+        "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
+    },
+    "hook_per_name": {
+        "record_activations": RECORD_HOOK_PER_NAME,
+        "grad_norm_monitor": MONITOR_HOOK_PER_NAME,
+    },
+    "record_validates_late": {
+        "record_activations": RECORD_VALIDATES_LATE,
+        "strip_hooks": STRIP_CHILDREN_ONLY,
+    },
+    "record_hook_returns_output": {
+        "record_activations": RECORD_HOOK_RETURNS_OUTPUT,
+        "grad_norm_monitor": MONITOR_GRAD_INPUT,
+    },
+    "strip_deepcopy_only": {
+        "record_activations": RECORD_CORRECT_CLASS,
+        "strip_hooks": STRIP_DEEPCOPY_ONLY,
+        "grad_norm_monitor": MONITOR_NEVER_REMOVES,
+    },
+    "strip_clears_original": {"strip_hooks": STRIP_CLEARS_ORIGINAL},
+    "strip_forgets_flag_tables": {
+        "strip_hooks": STRIP_FORGETS_FLAG_TABLES,
+        "grad_norm_monitor": MONITOR_FLAG_LEFT_SET,
+    },
+    "strip_forgets_backward_flag": {
+        "strip_hooks": STRIP_FORGETS_BACKWARD_FLAG,
+        "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE,
+    },
+    "monitor_resets_flag_to_none": {"grad_norm_monitor": MONITOR_RESETS_FLAG_TO_NONE},
+    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 18/18.
+    "alternative_correct": {
+        "record_activations": RECORD_CORRECT_CLASS,
+        "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
+        "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE,
+    },
+}
+
+
+def _points(record=(0, 0), strip=(0, 0), monitor=(0, 0)):
+    return {
+        "test_record_activations_visible": record[0],
+        "test_record_activations_hidden": record[1],
+        "test_strip_hooks_visible": strip[0],
+        "test_strip_hooks_hidden": strip[1],
+        "test_grad_norm_monitor_visible": monitor[0],
+        "test_grad_norm_monitor_hidden": monitor[1],
+    }
+
+
+# student name -> {test grade_id: points that cell must earn}; all six test cells listed for every student.
+EXPECTED = {
+    "record_no_finally": _points(record=(2, 0), monitor=(0, 0)),
+    "record_no_detach": _points(record=(0, 0), strip=(2, 4)),
+    "hook_per_name": _points(record=(2, 0), monitor=(2, 0)),
+    "record_validates_late": _points(record=(2, 0), strip=(2, 0)),
+    "record_hook_returns_output": _points(record=(0, 0), monitor=(0, 0)),
+    "strip_deepcopy_only": _points(record=(2, 4), strip=(0, 0), monitor=(0, 0)),
+    "strip_clears_original": _points(strip=(0, 0)),
+    "strip_forgets_flag_tables": _points(strip=(2, 0), monitor=(2, 0)),
+    "strip_forgets_backward_flag": _points(strip=(2, 0), monitor=(2, 4)),
+    "monitor_resets_flag_to_none": _points(monitor=(2, 0)),
+    "alternative_correct": _points(record=(2, 4), strip=(2, 4), monitor=(2, 4)),
+}
