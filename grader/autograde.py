@@ -91,22 +91,24 @@ def autograde(
 ) -> list[Outcome]:
     """Grade the pending submissions of a plan; return one Outcome per student of the plan, sorted by student."""
     assignment = plan.assignment
-    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
-        # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
-        generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
     ledger = Ledger(work_dir / "grading_status" / assignment)
     outcomes = dict(plan.done)
-    if plan.pending:
+    if not plan.pending:
+        return [outcomes[student] for student in plan.students]
+    workers = max(1, workers or os.cpu_count() or 1)
+    # The warm process imports torch while the assignment is recorded.
+    with _warm_kernels(work_dir, workers), ThreadPoolExecutor(workers) as pool:
+        with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+            # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
+            generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-        workers = max(1, workers or os.cpu_count() or 1)
-        with _warm_kernels(work_dir, workers), ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(_grade, assignment, student, print_, config) for student, print_ in plan.pending]
-            for future in as_completed(futures):
-                outcome = future.result()
-                ledger.write(outcome)
-                outcomes[outcome.student] = outcome
-                if on_outcome:
-                    on_outcome(outcome)
+        futures = [pool.submit(_grade, assignment, student, print_, config) for student, print_ in plan.pending]
+        for future in as_completed(futures):
+            outcome = future.result()
+            ledger.write(outcome)
+            outcomes[outcome.student] = outcome
+            if on_outcome:
+                on_outcome(outcome)
     return [outcomes[student] for student in plan.students]
 
 

@@ -80,13 +80,23 @@ def default_db_url(work_dir: Path) -> str:
 def ready_nbgrader() -> None:
     """Prepare nbgrader to run in this process, before it opens a gradebook.
 
-    nbgrader runs its `alembic` command to learn the schema head each time it creates a gradebook (seconds on
-    2 cores); the answer is fixed for the installed nbgrader, so it is asked once per process.
+    Each time nbgrader creates a gradebook it runs the `alembic` command to learn its schema's head revision
+    (seconds on 2 cores). The head is fixed for the installed nbgrader: it is read once, in this process, from
+    the same migration scripts.
     """
     scripts = str(Path(sys.executable).parent)
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")  # for nbgrader's other alembic uses
     import nbgrader.api
 
-    if not hasattr(nbgrader.api.get_alembic_version, "cache_info"):
-        nbgrader.api.get_alembic_version = functools.cache(nbgrader.api.get_alembic_version)
+    nbgrader.api.get_alembic_version = _alembic_head
+
+
+@functools.cache
+def _alembic_head() -> str:
+    from alembic.config import Config as AlembicConfig
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    with _temp_alembic_ini("sqlite://") as ini:
+        return ScriptDirectory.from_config(AlembicConfig(ini)).get_current_head()

@@ -1,0 +1,154 @@
+"""Benchmark: stock `nbgrader autograde` against `python -m grader autograde` on the same synthetic class.
+
+    .venv/bin/python benchmarks/autograde.py --students 24 [--assignment ex01_slots] [--workers N] [--profile]
+
+Builds N submissions of one assignment (cycling through the sample class: full solutions, blanks and the scripted
+typical mistakes), grades them with both tools in this run, checks that every graded cell got the same score from
+both, and prints seconds per submission for each. The last line is `speedup: X.Xx`. With --profile it also prints
+where the grader's own run spends its time (cProfile of the grading process, cumulative).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPOSITORY))
+
+from grader.course import default_db_url  # noqa: E402
+from grader.gradebook import cell_scores  # noqa: E402
+from grader.sample_class import write_class  # noqa: E402
+
+
+def build_class(assignment: str, students: int, folder: Path) -> None:
+    """N submissions named s001..sNNN, cycling through the sample class of the assignment."""
+    samples = folder / "samples"
+    write_class(assignment, samples)
+    kinds = sorted(p.name for p in samples.iterdir())
+    for index in range(students):
+        source = samples / kinds[index % len(kinds)] / assignment
+        shutil.copytree(source, folder / "class" / f"s{index + 1:03d}" / assignment)
+    shutil.rmtree(samples)
+
+
+def run_stock(assignment: str, work: Path) -> float:
+    """nbgrader's own command line, as an instructor runs it: generate_assignment, then autograde (timed)."""
+    settings = [
+        f"--CourseDirectory.submitted_directory={work / 'submitted'}",
+        f"--CourseDirectory.autograded_directory={work / 'autograded'}",
+        f"--CourseDirectory.db_url={default_db_url(work)}",
+    ]
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    nbgrader = [sys.executable, "-m", "nbgrader"]
+    release = f"--CourseDirectory.release_directory={work / 'release'}"
+    subprocess.run(
+        [*nbgrader, "generate_assignment", assignment, "--force", release, *settings],
+        cwd=REPOSITORY,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    started = time.perf_counter()
+    subprocess.run(
+        [*nbgrader, "autograde", assignment, "--force", *settings],
+        cwd=REPOSITORY,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - started
+
+
+def run_ours(assignment: str, incoming: Path, work: Path, workers: int | None) -> float:
+    """`python -m grader autograde` in a new process, from the incoming class folder (intake included)."""
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "autograde",
+        str(incoming),
+        "--assignment",
+        assignment,
+        "--work",
+        str(work),
+    ]
+    if workers:
+        command += ["--workers", str(workers)]
+    started = time.perf_counter()
+    subprocess.run(command, cwd=REPOSITORY, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def profile_ours(assignment: str, incoming: Path, work: Path, workers: int | None) -> str:
+    """cProfile of one grading run in this process: where the coordinator's time goes."""
+    from grader.cli import main
+
+    profiler = cProfile.Profile()
+    with open(os.devnull, "w") as quiet:
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = quiet
+        try:
+            profiler.runcall(
+                main,
+                [
+                    "autograde",
+                    str(incoming),
+                    "--assignment",
+                    assignment,
+                    "--work",
+                    str(work),
+                    *(["--workers", str(workers)] if workers else []),
+                ],
+            )
+        finally:
+            sys.stdout, sys.stderr = saved
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(25)
+    return text.getvalue()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=24)
+    parser.add_argument("--assignment", default="ex01_slots")
+    parser.add_argument("--workers", type=int, help="for the grader (default: number of cores)")
+    parser.add_argument("--profile", action="store_true", help="also profile a third, in-process grader run")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-autograde-") as scratch:
+        root = Path(scratch)
+        build_class(args.assignment, args.students, root)
+        stock_work, our_work = root / "stock", root / "ours"
+        shutil.copytree(root / "class", stock_work / "submitted")
+        print(f"{args.students} submissions of {args.assignment}, {os.cpu_count()} cores")
+        stock = run_stock(args.assignment, stock_work)
+        print(f"stock nbgrader autograde: {stock:7.1f} s  {stock / args.students:6.2f} s/submission")
+        ours = run_ours(args.assignment, root / "class", our_work, args.workers)
+        print(f"python -m grader autograde: {ours:5.1f} s  {ours / args.students:6.2f} s/submission")
+        stock_scores = cell_scores(default_db_url(stock_work))
+        our_scores = cell_scores(default_db_url(our_work))
+        if stock_scores != our_scores or len(our_scores) != args.students:
+            differing = sorted(
+                s for s in set(stock_scores) | set(our_scores) if stock_scores.get(s) != our_scores.get(s)
+            )
+            print(f"scores differ for {len(differing)} submission(s): {differing[:10]}")
+            return 1
+        cells = sum(len(c) for per_assignment in our_scores.values() for c in per_assignment.values())
+        print(f"identical scores: {len(our_scores)} submissions, {cells} graded cells")
+        if args.profile:
+            print(profile_ours(args.assignment, root / "class", root / "profiled", args.workers))
+        print(f"speedup: {stock / ours:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
