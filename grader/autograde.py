@@ -31,7 +31,7 @@ from grader.course import CourseError, assignment_names, nbgrader_config, ready_
 from grader.notebooks import read_notebook
 from grader.release import generate
 from grader.tables import format_table
-from grader.warm_kernels import FORK_SERVER, ForkedKernelManager, ForkServer
+from grader.warm_kernels import FORK_SERVER, ForkedKernelManager, ForkServer, start_warm_process, worker_count
 
 GRADEBOOK = threading.Lock()
 
@@ -88,16 +88,21 @@ def autograde(
     db_url: str | None = None,
     workers: int | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
+    warm: ForkServer | None = None,
 ) -> list[Outcome]:
-    """Grade the pending submissions of a plan; return one Outcome per student of the plan, sorted by student."""
+    """Grade the pending submissions of a plan; return one Outcome per student of the plan, sorted by student.
+
+    `warm` is a fork server the caller started early (its imports then overlap with the caller's); by default one
+    is started here and closed at the end.
+    """
     assignment = plan.assignment
     ledger = Ledger(work_dir / "grading_status" / assignment)
     outcomes = dict(plan.done)
     if not plan.pending:
         return [outcomes[student] for student in plan.students]
-    workers = max(1, workers or os.cpu_count() or 1)
+    workers = worker_count(workers)
     # The warm process imports torch while the assignment is recorded.
-    with _warm_kernels(work_dir, workers), ThreadPoolExecutor(workers) as pool:
+    with _warm_kernels(work_dir, workers, warm), ThreadPoolExecutor(workers) as pool:
         with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
             # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
             generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
@@ -200,21 +205,20 @@ class Ledger:
 
 
 @contextmanager
-def _warm_kernels(work_dir: Path, workers: int) -> Iterator[None]:
+def _warm_kernels(work_dir: Path, workers: int, warm: ForkServer | None) -> Iterator[None]:
     """A fork server for this run, and the process settings nbgrader expects while it autogrades."""
     ready_nbgrader()
-    logs = work_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    server = warm or start_warm_process(work_dir, workers)
     saved_cwd, saved_env = os.getcwd(), os.environ.get("NBGRADER_EXECUTION")
     # nbgrader sets and unsets this around each notebook; set for the whole run, concurrent notebooks agree on it.
     os.environ["NBGRADER_EXECUTION"] = "autograde"
+    FORK_SERVER.set(server)
     try:
-        with ForkServer(logs / "kernels.log", threads_per_kernel=threads) as server:
-            FORK_SERVER.set(server)
-            yield
+        yield
     finally:
         FORK_SERVER.set(None)
+        if warm is None:
+            server.close()
         os.chdir(saved_cwd)  # nbgrader's converters chdir to the course root
         if saved_env is None:
             os.environ.pop("NBGRADER_EXECUTION", None)

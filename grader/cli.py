@@ -89,27 +89,34 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _autograde(args: argparse.Namespace) -> int:
-    from grader.autograde import autograde, outcome_table, plan
-    from grader.intake import take_in
-    from grader.progress import Progress
+    from grader.warm_kernels import start_warm_process, worker_count
 
-    work_dir = _work(args)
-    intake = take_in(args.submissions, args.assignment, work_dir / "submitted")
-    for problem in intake.skipped:
-        print(f"skipped {problem}", file=sys.stderr)
-    outcomes = []
-    for assignment in intake.assignments:
-        todo = plan(assignment, work_dir)
-        if todo.done:
-            print(f"{assignment}: {len(todo.done)} submission(s) already graded with the same files", file=sys.stderr)
-        progress = Progress(len(todo.pending), label=f"{assignment} ")
-        outcomes += autograde(
-            todo,
-            work_dir,
-            db_url=args.db,
-            workers=args.workers,
-            on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok", note=f"{o.student}: {o.status}"),
-        )
+    work_dir, workers = _work(args), worker_count(args.workers)
+    # Started first: the warm process imports torch while this one imports nbgrader.
+    with start_warm_process(work_dir, workers) as warm:
+        from grader.autograde import autograde, outcome_table, plan
+        from grader.intake import take_in
+        from grader.progress import Progress
+
+        intake = take_in(args.submissions, args.assignment, work_dir / "submitted")
+        for problem in intake.skipped:
+            print(f"skipped {problem}", file=sys.stderr)
+        outcomes = []
+        for assignment in intake.assignments:
+            todo = plan(assignment, work_dir)
+            if todo.done:
+                print(
+                    f"{assignment}: {len(todo.done)} submission(s) already graded with the same files", file=sys.stderr
+                )
+            progress = Progress(len(todo.pending), label=f"{assignment} ")
+            outcomes += autograde(
+                todo,
+                work_dir,
+                db_url=args.db,
+                workers=workers,
+                on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok", note=f"{o.student}: {o.status}"),
+                warm=warm,
+            )
     print(outcome_table(outcomes))
     return 0
 

@@ -68,6 +68,18 @@ class ForkServer:
         self.close()
 
 
+def worker_count(requested: int | None = None) -> int:
+    """Submissions graded at once: as asked, or one per core."""
+    return max(1, requested or os.cpu_count() or 1)
+
+
+def start_warm_process(work_dir: Path, workers: int) -> ForkServer:
+    """The fork server for a grading run: kernels log to work/logs/, torch threads shared out between workers."""
+    logs = work_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    return ForkServer(logs / "kernels.log", threads_per_kernel=max(1, (os.cpu_count() or 1) // workers))
+
+
 class ForkedKernelProcess:
     """The subset of subprocess.Popen that jupyter_client uses, for a kernel that is not our child."""
 
