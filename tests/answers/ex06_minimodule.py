@@ -1,0 +1,579 @@
+"""Synthetic answers to exercise 6 and the points each graded cell must give them.
+
+Each answer is the whole solution cell as a student would type it (signature and docstring included).
+A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
+The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
+a graded cell earns its points exactly when it runs without an error.
+
+The four parts are graded independently: the tests of parts 2 to 4 build their trees without the student's
+part 1, so a student who leaves part 1 (or any other part) unfinished still earns the points of the parts done.
+"""
+
+ASSIGNMENT = "ex06_minimodule"
+
+
+def _variant(source: str, old: str, new: str) -> str:
+    """source with the one occurrence of old replaced by new (a typical mistake made in a correct answer)."""
+    assert source.count(old) == 1, old
+    return source.replace(old, new)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: MiniModule (construction and routing)
+# ---------------------------------------------------------------------------------------------------------
+
+# A correct part 1, written differently from the instructor's: one removal helper, the name checks in one test.
+MINI_CORRECT = '''class MiniModule:
+    """A module class of its own, not derived from nn.Module: registries, routing, traversal,
+    state_dict, the training flag and forward hooks, built part by part."""
+
+    def __init__(self):
+        """Write the seven slots of the table in "The sketch" into vars(self), in that order."""
+        fresh = (True, {}, {}, set(), OrderedDict(), OrderedDict(), {})
+        for name, value in zip(SLOTS, fresh):
+            object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _drop(name, *places):
+        for place in places:
+            if isinstance(place, set):
+                place.discard(name)
+            elif name in place:
+                del place[name]
+
+    def __setattr__(self, name, value):
+        """Route `self.name = value` to a registry or to the instance __dict__ (rules 1 to 6)."""
+        state = self.__dict__
+        params, buffers, modules = state.get("_parameters"), state.get("_buffers"), state.get("_modules")
+        if isinstance(value, nn.Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before MiniModule.__init__() call")
+            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
+            if "." in name or name == "" or (hasattr(self, name) and name not in params):
+                raise KeyError(f"bad parameter name {name!r}")
+            params[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
+            params[name] = None
+        elif isinstance(value, MiniModule):
+            if modules is None:
+                raise AttributeError("cannot assign a module before MiniModule.__init__() call")
+            self._drop(name, state, params, buffers, state["_non_persistent_buffers_set"])
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign a {type(value).__name__} to the submodule {name!r}")
+            modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, torch.Tensor):
+                raise TypeError(f"cannot assign a {type(value).__name__} to the buffer {name!r}")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        """Called by Python only when normal lookup fails: look in the registries."""
+        state = vars(self)
+        for registry in ("_parameters", "_buffers", "_modules"):
+            entries = state.get(registry, {})
+            if name in entries:
+                return entries[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        """`del self.name`: remove the name from its registry, or from the instance __dict__."""
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if name in vars(self)[registry]:
+                del vars(self)[registry][name]
+                if registry == "_buffers":
+                    self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Register tensor (or None) as a buffer called name; persistent=False keeps it out of state_dict()."""
+        if "_buffers" not in vars(self):
+            raise AttributeError("cannot assign buffer before MiniModule.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError("a buffer name must be a str")
+        if "." in name or name == "":
+            raise KeyError(f"bad buffer name {name!r}")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute {name!r} already exists")
+        if tensor is not None and not isinstance(tensor, torch.Tensor):
+            raise TypeError("a buffer must be a tensor or None")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+'''
+
+# A Parameter assigned over a submodule name is registered, but the submodule stays in _modules: the name
+# is now in two registries (nn.Module drops the submodule).
+MINI_PARAMETER_KEEPS_SUBMODULE = _variant(
+    MINI_CORRECT,
+    'self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])',
+    'self._drop(name, state, buffers, state["_non_persistent_buffers_set"])',
+)
+
+# The order bug: a MiniModule is routed before the registered-parameter guard, so a module assigned to a
+# parameter name replaces the parameter instead of raising TypeError.
+MINI_MODULE_BEFORE_PARAMETER_NAME = _variant(
+    MINI_CORRECT,
+    """        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
+            params[name] = None
+        elif isinstance(value, MiniModule):
+            if modules is None:
+                raise AttributeError("cannot assign a module before MiniModule.__init__() call")
+            self._drop(name, state, params, buffers, state["_non_persistent_buffers_set"])
+            modules[name] = value
+""",
+    """        elif isinstance(value, MiniModule):
+            if modules is None:
+                raise AttributeError("cannot assign a module before MiniModule.__init__() call")
+            self._drop(name, state, params, buffers, state["_non_persistent_buffers_set"])
+            modules[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
+            params[name] = None
+""",
+)
+
+# __getattr__ reads self._parameters: on a half-built object that attribute is missing, so the lookup calls
+# __getattr__ again, until RecursionError.
+MINI_GETATTR_RECURSES = _variant(
+    MINI_CORRECT,
+    """        state = vars(self)
+        for registry in ("_parameters", "_buffers", "_modules"):
+            entries = state.get(registry, {})
+            if name in entries:
+""",
+    """        for entries in (self._parameters, self._buffers, self._modules):
+            if name in entries:
+""",
+)
+
+# The name checks of rule 1 run before the removal: a Parameter with a bad name leaves the old attribute in
+# place, where nn.Module has already removed it when it raises KeyError.
+MINI_CHECKS_BEFORE_REMOVAL = _variant(
+    MINI_CORRECT,
+    """            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
+            if "." in name or name == "" or (hasattr(self, name) and name not in params):
+                raise KeyError(f"bad parameter name {name!r}")
+""",
+    """            if "." in name or name == "" or (hasattr(self, name) and name not in params and name not in state
+                                             and name not in buffers and name not in modules):
+                raise KeyError(f"bad parameter name {name!r}")
+            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
+""",
+)
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: Traversal
+# ---------------------------------------------------------------------------------------------------------
+
+# A correct part 2 without recursion: a stack for the pre-order walk, lists for the results.
+TRAVERSAL_CORRECT = '''class Traversal:
+    """Part 2: the methods that walk a tree of MiniModules. Attached to MiniModule below."""
+
+    def named_modules(self):
+        """(qualified name, module) for self and every module below it, each module once."""
+        found, seen, stack = [], set(), [("", self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            found.append((name, module))
+            children = [(f"{name}.{key}" if name else key, child)
+                        for key, child in module._modules.items() if child is not None]
+            stack.extend(reversed(children))  # the first child is popped first
+        return found
+
+    def named_parameters(self):
+        """(qualified name, parameter) for every parameter of the tree, each Parameter object once."""
+        return self._named_members("_parameters")
+
+    def named_buffers(self):
+        """(qualified name, buffer) for every buffer of the tree, persistent or not, each tensor object once."""
+        return self._named_members("_buffers")
+
+    def _named_members(self, registry):
+        found, seen = [], set()
+        for prefix, module in self.named_modules():
+            for key, value in vars(module)[registry].items():
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                found.append((f"{prefix}.{key}" if prefix else key, value))
+        return found
+'''
+
+# named_parameters walks _modules on its own, without remembering anything: a shared submodule's
+# parameters come out under every name, and a tied parameter twice.
+TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = _variant(
+    TRAVERSAL_CORRECT,
+    '''        return self._named_members("_parameters")
+''',
+    '''        def walk(module, prefix):
+            for key, parameter in module._parameters.items():
+                if parameter is not None:
+                    yield prefix + key, parameter
+            for key, child in module._modules.items():
+                if child is not None:
+                    yield from walk(child, prefix + key + ".")
+
+        return list(walk(self, ""))
+''',
+)
+
+# Breadth first: a queue instead of a stack. Right on flat trees, wrong order (and wrong names for shared
+# modules) as soon as a subtree is deeper than its neighbours.
+TRAVERSAL_BREADTH_FIRST = _variant(
+    TRAVERSAL_CORRECT,
+    """            name, module = stack.pop()
+""",
+    """            name, module = stack.pop(0)
+""",
+)
+TRAVERSAL_BREADTH_FIRST = _variant(
+    TRAVERSAL_BREADTH_FIRST,
+    "            stack.extend(reversed(children))  # the first child is popped first\n",
+    "            stack.extend(children)\n",
+)
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 3: StateDict
+# ---------------------------------------------------------------------------------------------------------
+
+# A correct part 3 with a helper method (attached too) and state_dict recursing through the children.
+STATE_DICT_CORRECT = '''class StateDict:
+    """Part 3: saving and loading. Attached to MiniModule below."""
+
+    def _own_tensors(self):
+        own = OrderedDict((key, value) for key, value in self._parameters.items() if value is not None)
+        for key, value in self._buffers.items():
+            if value is not None and key not in self._non_persistent_buffers_set:
+                own[key] = value
+        return own
+
+    def state_dict(self, prefix=""):
+        """A new OrderedDict {qualified key: detached tensor} of every parameter and persistent buffer."""
+        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
+        for key, child in self._modules.items():
+            if child is not None:
+                result.update(child.state_dict(prefix + key + "."))
+        return result
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy the checkpoint's tensors into the tree in place; return LoadResult or raise RuntimeError."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"a checkpoint must be a mapping, not {type(state_dict).__name__}")
+        checkpoint = dict(state_dict)
+        missing, unexpected, errors = [], [], []
+
+        def visit(module, prefix):
+            own = module._own_tensors()
+            for name, tensor in own.items():
+                key = prefix + name
+                if key not in checkpoint:
+                    missing.append(key)
+                    continue
+                value = checkpoint[key]
+                if not isinstance(value, torch.Tensor):
+                    errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                                  f"Tensor-like object from checkpoint but received {type(value)}")
+                elif value.shape != tensor.shape:
+                    errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                  f"checkpoint, the shape in current model is {tensor.shape}.")
+                else:
+                    with torch.no_grad():
+                        tensor.copy_(value)
+            for key in checkpoint:
+                if not key.startswith(prefix):
+                    continue
+                rest = key[len(prefix):]
+                if "." in rest:
+                    if rest.split(".", 1)[0] not in module._modules:
+                        unexpected.append(key)
+                elif rest not in own:
+                    unexpected.append(key)
+            for name, child in module._modules.items():
+                if child is not None:
+                    visit(child, prefix + name + ".")
+
+        visit(self, "")
+        messages = []
+        if strict and missing:
+            messages.append("Missing key(s) in state_dict: " + ", ".join(f'"{key}"' for key in missing) + ". ")
+        if strict and unexpected:
+            messages.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{key}"' for key in unexpected) + ". ")
+        messages.extend(errors)
+        if messages:
+            raise RuntimeError("Error(s) in loading state_dict for " + type(self).__name__ + ":\\n\\t"
+                               + "\\n\\t".join(messages))
+        return LoadResult(missing, unexpected)
+'''
+
+# state_dict() saves every buffer, the non-persistent ones included.
+STATE_DICT_KEEPS_NON_PERSISTENT = _variant(
+    STATE_DICT_CORRECT,
+    '''        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
+''',
+    '''        result = OrderedDict((prefix + key, value.detach()) for key, value in self._parameters.items()
+                             if value is not None)
+        for key, value in self._buffers.items():
+            if value is not None:
+                result[prefix + key] = value.detach()
+''',
+)
+
+# Under strict=True only missing keys raise: unexpected keys are returned as if strict were False.
+STATE_DICT_STRICT_IGNORES_UNEXPECTED = _variant(
+    STATE_DICT_CORRECT,
+    "        if strict and unexpected:\n",
+    "        if strict and unexpected and not unexpected:\n",
+)
+
+# Checks everything first and copies only when the whole load succeeds: tidy, but nn.Module copies every
+# matching entry before it raises, so after a failed strict load the two models differ.
+STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
+    STATE_DICT_CORRECT,
+    """                else:
+                    with torch.no_grad():
+                        tensor.copy_(value)
+""",
+    """                else:
+                    pending.append((tensor, value))
+""",
+)
+STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
+    STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
+    "        missing, unexpected, errors = [], [], []\n",
+    "        missing, unexpected, errors, pending = [], [], [], []\n",
+)
+STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
+    STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
+    "        if messages:\n",
+    """        if not messages:
+            with torch.no_grad():
+                for tensor, value in pending:
+                    tensor.copy_(value)
+        if messages:
+""",
+)
+
+# Unexpected keys as "every key of the checkpoint that state_dict() does not have", in checkpoint order:
+# the order differs from nn.Module's (module by module), and a key under a None submodule is reported.
+STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = _variant(
+    STATE_DICT_CORRECT,
+    """            for key in checkpoint:
+                if not key.startswith(prefix):
+                    continue
+                rest = key[len(prefix):]
+                if "." in rest:
+                    if rest.split(".", 1)[0] not in module._modules:
+                        unexpected.append(key)
+                elif rest not in own:
+                    unexpected.append(key)
+""",
+    """            if module is self:
+                known = set(self.state_dict())
+                unexpected.extend(key for key in checkpoint if key not in known)
+""",
+)
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 4: HookHandle and ModesAndHooks
+# ---------------------------------------------------------------------------------------------------------
+
+# A correct part 4: itertools.count for the ids, a stack for train(), one registration helper (attached too).
+MODES_CORRECT = '''import itertools
+
+
+class HookHandle:
+    """What the two register methods return; remove() takes the hook out of its table."""
+
+    ids = itertools.count()
+
+    def __init__(self, table):
+        """Remember the table; take a new id from a counter shared by every handle."""
+        self.table = table
+        self.key = next(HookHandle.ids)
+
+    def remove(self):
+        """Delete the entry of this handle from its table, if it is still there."""
+        if self.key in self.table:
+            del self.table[self.key]
+
+
+class ModesAndHooks:
+    """Part 4: the training flag, forward hooks and calling a module. Attached to MiniModule below."""
+
+    def train(self, mode=True):
+        """Set training to mode on self and every module below it; return self."""
+        if type(mode) is not bool:
+            raise ValueError(f"mode must be True or False, got {mode!r}")
+        stack = [self]
+        while stack:
+            module = stack.pop()
+            module.training = mode
+            stack.extend(child for child in module._modules.values() if child is not None)
+        return self
+
+    def eval(self):
+        """The same as self.train(False)."""
+        return self.train(False)
+
+    def _add_hook(self, table, hook):
+        handle = HookHandle(table)
+        table[handle.key] = hook
+        return handle
+
+    def register_forward_pre_hook(self, hook):
+        """Add hook(module, args), run before forward; return its HookHandle."""
+        return self._add_hook(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook):
+        """Add hook(module, args, output), run after forward; return its HookHandle."""
+        return self._add_hook(self._forward_hooks, hook)
+
+    def __call__(self, *args, **kwargs):
+        """module(*args, **kwargs): the pre-hooks, forward, then the forward hooks."""
+        for hook in tuple(self._forward_pre_hooks.values()):
+            new_args = hook(self, args)
+            if new_args is not None:
+                args = new_args if isinstance(new_args, tuple) else (new_args,)
+        result = self.forward(*args, **kwargs)
+        for hook in tuple(self._forward_hooks.values()):
+            replaced = hook(self, args, result)
+            if replaced is not None:
+                result = replaced
+        return result
+'''
+
+# train() sets the flag of the module it is called on and stops there, like `module.training = mode`.
+MODES_TRAIN_ROOT_ONLY = _variant(
+    MODES_CORRECT,
+    "            stack.extend(child for child in module._modules.values() if child is not None)\n",
+    "",
+)
+
+# remove() deletes without looking: the second call raises KeyError.
+MODES_REMOVE_RAISES_SECOND_TIME = _variant(
+    MODES_CORRECT,
+    """        if self.key in self.table:
+            del self.table[self.key]
+""",
+    """        del self.table[self.key]
+""",
+)
+
+# The key of a new hook is the size of its table: after a removal, a new hook can take the key of one that
+# is still there and overwrite it, and an old handle then removes a newer hook.
+MODES_KEYS_BY_TABLE_LENGTH = _variant(
+    MODES_CORRECT,
+    "        self.key = next(HookHandle.ids)\n",
+    "        self.key = len(table)\n",
+)
+
+# `mode not in (True, False)` lets 1 and 0 through, since 1 == True and 0 == False.
+MODES_TRAIN_ACCEPTS_INTS = _variant(
+    MODES_CORRECT,
+    "        if type(mode) is not bool:\n",
+    "        if mode not in (True, False):\n",
+)
+
+# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
+ANSWERS = {
+    "parameter_keeps_submodule": {
+        "mini_module": MINI_PARAMETER_KEEPS_SUBMODULE,
+        "traversal": TRAVERSAL_CORRECT,
+    },
+    "module_before_parameter_name": {
+        "mini_module": MINI_MODULE_BEFORE_PARAMETER_NAME,
+        "state_dict": STATE_DICT_CORRECT,
+    },
+    "getattr_recurses": {
+        "mini_module": MINI_GETATTR_RECURSES,
+        "modes_and_hooks": MODES_CORRECT,
+    },
+    "parameter_checks_before_removal": {"mini_module": MINI_CHECKS_BEFORE_REMOVAL},
+    "parameters_not_deduplicated": {
+        "mini_module": MINI_CORRECT,
+        "traversal": TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED,
+    },
+    "breadth_first_walk": {"traversal": TRAVERSAL_BREADTH_FIRST},
+    "state_dict_keeps_non_persistent": {
+        "traversal": TRAVERSAL_CORRECT,
+        "state_dict": STATE_DICT_KEEPS_NON_PERSISTENT,
+    },
+    "strict_ignores_unexpected": {"state_dict": STATE_DICT_STRICT_IGNORES_UNEXPECTED},
+    "copies_only_when_clean": {
+        "state_dict": STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
+        "modes_and_hooks": MODES_CORRECT,
+    },
+    "unexpected_by_set_difference": {"state_dict": STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE},
+    "train_sets_root_only": {
+        "mini_module": MINI_CORRECT,
+        "modes_and_hooks": MODES_TRAIN_ROOT_ONLY,
+    },
+    "remove_raises_second_time": {"modes_and_hooks": MODES_REMOVE_RAISES_SECOND_TIME},
+    "hook_keys_by_table_length": {
+        "state_dict": STATE_DICT_CORRECT,
+        "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH,
+    },
+    "train_accepts_ints": {"modes_and_hooks": MODES_TRAIN_ACCEPTS_INTS},
+    # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
+    # their 12 points: the parts are graded independently.
+    "parts_2_and_4_only": {
+        "traversal": TRAVERSAL_CORRECT,
+        "modes_and_hooks": MODES_CORRECT,
+    },
+    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 24/24.
+    "alternative_correct": {
+        "mini_module": MINI_CORRECT,
+        "traversal": TRAVERSAL_CORRECT,
+        "state_dict": STATE_DICT_CORRECT,
+        "modes_and_hooks": MODES_CORRECT,
+    },
+}
+
+
+def _points(mini=(0, 0), traversal=(0, 0), state_dict=(0, 0), modes=(0, 0)):
+    return {
+        "test_mini_module_visible": mini[0],
+        "test_mini_module_hidden": mini[1],
+        "test_traversal_visible": traversal[0],
+        "test_traversal_hidden": traversal[1],
+        "test_state_dict_visible": state_dict[0],
+        "test_state_dict_hidden": state_dict[1],
+        "test_modes_and_hooks_visible": modes[0],
+        "test_modes_and_hooks_hidden": modes[1],
+    }
+
+
+# student name -> {test grade_id: points that cell must earn}; all eight test cells listed for every student.
+EXPECTED = {
+    "parameter_keeps_submodule": _points(mini=(2, 0), traversal=(2, 4)),
+    "module_before_parameter_name": _points(mini=(2, 0), state_dict=(2, 4)),
+    "getattr_recurses": _points(mini=(0, 0), modes=(2, 4)),
+    "parameter_checks_before_removal": _points(mini=(2, 0)),
+    "parameters_not_deduplicated": _points(mini=(2, 4), traversal=(0, 0)),
+    "breadth_first_walk": _points(traversal=(2, 0)),
+    "state_dict_keeps_non_persistent": _points(traversal=(2, 4), state_dict=(0, 0)),
+    "strict_ignores_unexpected": _points(state_dict=(0, 0)),
+    "copies_only_when_clean": _points(state_dict=(2, 0), modes=(2, 4)),
+    "unexpected_by_set_difference": _points(state_dict=(2, 0)),
+    "train_sets_root_only": _points(mini=(2, 4), modes=(0, 0)),
+    "remove_raises_second_time": _points(modes=(0, 0)),
+    "hook_keys_by_table_length": _points(state_dict=(2, 4), modes=(2, 0)),
+    "train_accepts_ints": _points(modes=(2, 0)),
+    "parts_2_and_4_only": _points(traversal=(2, 4), modes=(2, 4)),
+    "alternative_correct": _points(mini=(2, 4), traversal=(2, 4), state_dict=(2, 4), modes=(2, 4)),
+}
