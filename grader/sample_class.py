@@ -35,7 +35,7 @@ def submission(release: nbformat.NotebookNode, answers: dict[str, str]) -> nbfor
 
 # One module per assignment, named after it: ANSWERS (student -> {solution grade_id: cell source}) and EXPECTED
 # (student -> {test grade_id: points}).
-ANSWERS_PACKAGE = "tests.answers"
+ANSWERS_PACKAGE = "grader.sample_answers"
 
 
 def scripted_assignments() -> list[str]:
