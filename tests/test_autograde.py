@@ -12,7 +12,7 @@ import pytest
 from grader.autograde import Outcome, autograde, plan
 from grader.course import default_db_url
 from grader.gradebook import cell_scores
-from grader.sample_class import scripted_assignments, write_class
+from grader.sample_class import scripted_assignments, scripted_students, write_class
 from tests.conftest import REPO, grader
 
 ASSIGNMENTS = scripted_assignments()
@@ -38,6 +38,22 @@ def graded_class(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 def test_every_assignment_has_scripted_students() -> None:
     solutions = sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir())
     assert solutions and ASSIGNMENTS == solutions
+
+
+# Mistakes the issues name, and the hidden-test cell each must lose (their points are checked by grading below).
+REQUIRED_MISTAKES = {
+    "ex02_routing": ("predict_ignores_none", "test_predict_setattr_hidden"),
+    "ex05_hooks": ("record_no_finally", "test_record_activations_hidden"),
+    "ex06_minimodule": ("parameter_keeps_submodule", "test_mini_module_hidden"),
+}
+
+
+@pytest.mark.parametrize("assignment", sorted(REQUIRED_MISTAKES))
+def test_the_named_mistakes_lose_their_hidden_points(assignment: str) -> None:
+    student, cell = REQUIRED_MISTAKES[assignment]
+    _, expected = scripted_students(assignment)
+    assert expected[student][cell] == 0
+    assert sum(expected[student].values()) > 0  # it passes something, so it is not simply a blank
 
 
 def test_class_scores_exactly_as_expected(graded_class: GradedClass) -> None:
