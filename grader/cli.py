@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
 from grader.course import CourseError, default_db_url, relative, work
 
 
 def main(argv: list[str] | None = None) -> int:
-    # nbgrader's gradebook triggers SQLAlchemy warnings about its own ORM use on every submission: not ours to fix.
-    warnings.filterwarnings("ignore", message=r"Object of type <Submitted", module=r"nbgrader\..*")
     args = _parser().parse_args(argv)
     try:
         return args.run(args)

@@ -50,6 +50,13 @@ class ForkServer:
             raise RuntimeError(f"the warm kernel process exited (status {self._process.poll()}); see {self.log}")
         return int(json.loads(reply)["pid"])
 
+    def cpu_seconds(self) -> tuple[float, float]:
+        """CPU time so far of the warm process itself (its imports) and of the kernels it forked and reaped."""
+        fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        tick = os.sysconf("SC_CLK_TCK")
+        utime, stime, cutime, cstime = (int(value) / tick for value in fields[11:15])
+        return utime + stime, cutime + cstime
+
     def close(self) -> None:
         """End the warm process; it kills every kernel still running."""
         if self._process.poll() is None:

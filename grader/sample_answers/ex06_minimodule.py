@@ -218,9 +218,9 @@ TRAVERSAL_CORRECT = '''class Traversal:
 # parameters come out under every name, and a tied parameter twice.
 TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = _variant(
     TRAVERSAL_CORRECT,
-    '''        return self._named_members("_parameters")
-''',
-    '''        def walk(module, prefix):
+    """        return self._named_members("_parameters")
+""",
+    """        def walk(module, prefix):
             for key, parameter in module._parameters.items():
                 if parameter is not None:
                     yield prefix + key, parameter
@@ -229,7 +229,7 @@ TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = _variant(
                     yield from walk(child, prefix + key + ".")
 
         return list(walk(self, ""))
-''',
+""",
 )
 
 # Breadth first: a queue instead of a stack. Right on flat trees, wrong order (and wrong names for shared
@@ -323,14 +323,14 @@ STATE_DICT_CORRECT = '''class StateDict:
 # state_dict() saves every buffer, the non-persistent ones included.
 STATE_DICT_KEEPS_NON_PERSISTENT = _variant(
     STATE_DICT_CORRECT,
-    '''        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
-''',
-    '''        result = OrderedDict((prefix + key, value.detach()) for key, value in self._parameters.items()
+    """        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
+""",
+    """        result = OrderedDict((prefix + key, value.detach()) for key, value in self._parameters.items()
                              if value is not None)
         for key, value in self._buffers.items():
             if value is not None:
                 result[prefix + key] = value.detach()
-''',
+""",
 )
 
 # Under strict=True only missing keys raise: unexpected keys are returned as if strict were False.
