@@ -1,0 +1,71 @@
+"""A student works an exercise in JupyterLab: Validate fails on the release, types a solution, Validate passes."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.e2e.jlab import VALIDATE_FAILED, VALIDATE_SUCCESS, open_notebook, set_cell_source_by_typing, validate
+from tests.e2e.lab_server import REPO, Lab
+
+RELEASES = sorted(
+    path.relative_to(REPO / "exercises").as_posix()
+    for path in REPO.glob("exercises/*/*.ipynb")
+    if (REPO / "solutions" / path.relative_to(REPO / "exercises")).is_file()
+)
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+def typed_solutions(release: Path, source: Path) -> dict[int, str]:
+    """Release cell index -> the source notebook's solution for that cell, its BEGIN/END SOLUTION lines removed."""
+    solutions = {}
+    for cell in nbformat.read(source, as_version=4).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution"):
+            lines = [line for line in cell.source.split("\n") if line.strip() not in MARKERS]
+            solutions[meta["grade_id"]] = "\n".join(lines)
+    indexes = {}
+    for index, cell in enumerate(nbformat.read(release, as_version=4).cells):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in solutions:
+            indexes[index] = solutions.pop(grade_id)
+    assert not solutions, f"solution cells missing from the release: {sorted(solutions)}"
+    return indexes
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_validate_fails_on_the_release_and_passes_once_solved(page, lab: Lab, work_dir: Path, release: str) -> None:
+    before = digest(REPO / "exercises")
+    # Work on a copy inside the served root: Validate saves the notebook first.
+    copy = work_dir / "student" / release
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(REPO / "exercises" / release, copy)
+    path = copy.relative_to(REPO).as_posix()
+    open_notebook(page, path, kernel_idle=False)
+
+    classes, text = validate(page)
+    assert "validation-failed" in classes.split() and VALIDATE_FAILED in text, text
+
+    solutions = typed_solutions(copy, REPO / "solutions" / release)
+    for index, solution in solutions.items():
+        assert set_cell_source_by_typing(page, path, index, solution) == solution, f"cell {index} typed wrong"
+
+    classes, text = validate(page)
+    assert "validation-success" in classes.split() and VALIDATE_SUCCESS in text, text
+    saved = nbformat.read(copy, as_version=4)
+    assert {index: saved.cells[index].source for index in solutions} == solutions
+
+    assert page.writes.under("exercises") == []
+    assert digest(REPO / "exercises") == before
