@@ -4,6 +4,8 @@ PYTHON ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.requirements-installed
 BIN := $(VENV)/bin
+# The venv's scripts first on PATH: nbgrader (the Formgrader included) runs its `alembic` command by name.
+export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: lab test venv lint outputs
 
@@ -17,6 +19,7 @@ $(STAMP): requirements.txt
 
 # JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
 lab: $(STAMP)
+	mkdir -p work  # the Formgrader's gradebook lives there
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
