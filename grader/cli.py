@@ -35,19 +35,16 @@ def _parser() -> argparse.ArgumentParser:
     autograde.add_argument("submissions", type=Path, metavar="SUBMISSIONS")
     autograde.add_argument("--assignment", metavar="A", help="the assignment (needed for flat folders and zips)")
     autograde.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
-    autograde.add_argument("--work", type=Path, help="grading work folder (default: work/)")
-    autograde.add_argument("--db", metavar="URL", help="gradebook SQLAlchemy URL (default: work/gradebook.db)")
+    _gradebook_options(autograde)
     autograde.set_defaults(run=_autograde)
 
     feedback = commands.add_parser("feedback", help="write per-student HTML feedback (nbgrader generate_feedback)")
-    feedback.add_argument("--work", type=Path, help="grading work folder (default: work/)")
-    feedback.add_argument("--db", metavar="URL", help="gradebook SQLAlchemy URL (default: work/gradebook.db)")
+    _gradebook_options(feedback)
     feedback.set_defaults(run=_feedback)
 
     report = commands.add_parser("report", help="write grades.csv and summary.png")
     report.add_argument("--out", type=Path, help="folder for the files (default: the work folder)")
-    report.add_argument("--work", type=Path, help="grading work folder (default: work/)")
-    report.add_argument("--db", metavar="URL", help="gradebook SQLAlchemy URL (default: work/gradebook.db)")
+    _gradebook_options(report)
     report.set_defaults(run=_report)
 
     check = commands.add_parser("check", help="run the visible tests of one exercise notebook, part by part")
@@ -58,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
     demo.set_defaults(run=_demo)
     return parser
+
+
+def _gradebook_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--work", type=Path, help="grading work folder (default: work/)")
+    command.add_argument("--db", metavar="URL", help="gradebook SQLAlchemy URL (default: WORK/gradebook.db)")
 
 
 def _release(args: argparse.Namespace) -> int:
