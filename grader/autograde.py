@@ -28,6 +28,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import default
 
 from grader.course import CourseError, assignment_names, nbgrader_config, ready_nbgrader, relative
+from grader.execute import nbgrader_environment
 from grader.notebooks import read_notebook
 from grader.release import generate
 from grader.tables import format_table
@@ -209,21 +210,17 @@ def _warm_kernels(work_dir: Path, workers: int, warm: ForkServer | None) -> Iter
     """A fork server for this run, and the process settings nbgrader expects while it autogrades."""
     ready_nbgrader()
     server = warm or start_warm_process(work_dir, workers)
-    saved_cwd, saved_env = os.getcwd(), os.environ.get("NBGRADER_EXECUTION")
-    # nbgrader sets and unsets this around each notebook; set for the whole run, concurrent notebooks agree on it.
-    os.environ["NBGRADER_EXECUTION"] = "autograde"
+    saved_cwd = os.getcwd()
     FORK_SERVER.set(server)
+    # nbgrader sets and unsets this around each notebook; set for the whole run, concurrent notebooks agree on it.
     try:
-        yield
+        with nbgrader_environment(NBGRADER_EXECUTION="autograde"):
+            yield
     finally:
         FORK_SERVER.set(None)
         if warm is None:
             server.close()
         os.chdir(saved_cwd)  # nbgrader's converters chdir to the course root
-        if saved_env is None:
-            os.environ.pop("NBGRADER_EXECUTION", None)
-        else:
-            os.environ["NBGRADER_EXECUTION"] = saved_env
 
 
 class ConcurrentAutograde(Autograde):

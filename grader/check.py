@@ -11,14 +11,12 @@ from grader.tables import format_table
 
 def check(path: Path):
     """Execute a student's notebook as nbgrader's Validate does and score each graded test cell."""
-    from nbgrader.utils import setenv
-
-    from grader.execute import execute, graded_scores
+    from grader.execute import execute, graded_scores, validating
 
     notebook = read_notebook(path)
     if not any(meta.get("grade") for _, _, meta in nbgrader_cells(notebook)):
         raise CourseError(f"{relative(path)}: no graded test cell; is this an exercise notebook?")
-    with setenv(NBGRADER_VALIDATING="1", NBGRADER_EXECUTION="validate"):
+    with validating():
         return graded_scores(execute(notebook, path.resolve().parent, nbgrader_config()))
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +31,30 @@ class CellScore:
     @property
     def passed(self) -> bool:
         return self.score == self.max_score
+
+
+@contextmanager
+def nbgrader_environment(**variables: str) -> Iterator[None]:
+    """Set environment variables nbgrader's notebooks read, and restore them afterwards (threads see them too).
+
+    nbgrader's own utils.setenv cannot be used: its restore step looks up the value instead of the key, so it
+    always deletes the variables.
+    """
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def validating() -> contextlib.AbstractContextManager[None]:
+    """The environment nbgrader's Validate gives notebooks."""
+    return nbgrader_environment(NBGRADER_VALIDATING="1", NBGRADER_EXECUTION="validate")
 
 
 def execute(notebook: NotebookNode, folder: Path, config: Config) -> NotebookNode:

@@ -43,9 +43,7 @@ def validate(assignments: list[str], workers: int = 2) -> list[Check]:
                 raise CourseError(f"{relative(released)}: missing; run `python -m grader release {name}`")
             jobs += [(source, "pass"), (released, "fail")]
     config = nbgrader_config()
-    from nbgrader.utils import setenv  # nbgrader loads slowly: imported once the input is known to be sound
-
-    from grader.execute import execute, graded_scores
+    from grader.execute import execute, graded_scores, validating  # nbgrader loads slowly; input checked first
 
     def check_notebook(path: Path, expected: str) -> list[Check]:
         scores = graded_scores(execute(read_notebook(path), path.parent, config))
@@ -54,7 +52,7 @@ def validate(assignments: list[str], workers: int = 2) -> list[Check]:
         return [Check(path, expected, score) for score in scores]
 
     # Set once for all threads: notebooks may ask whether they run under nbgrader validation.
-    with setenv(NBGRADER_VALIDATING="1", NBGRADER_EXECUTION="validate"), ThreadPoolExecutor(max(1, workers)) as pool:
+    with validating(), ThreadPoolExecutor(max(1, workers)) as pool:
         runs = pool.map(lambda job: check_notebook(*job), jobs)
         return [check for run in runs for check in run]
 
