@@ -5,7 +5,7 @@
 Builds N submissions of one assignment (cycling through the sample class: full solutions, blanks and the scripted
 typical mistakes), grades them with both tools in this run, checks that every graded cell got the same score from
 both, and prints seconds per submission for each. The last line is `speedup: X.Xx`. With --profile it also prints
-where the grader's time goes (wall time and CPU time of the coordinator, the warm process and the kernels).
+where the grader's time goes (wall time and CPU time of the coordinator, the warm server and its children).
 """
 
 from __future__ import annotations
@@ -91,16 +91,15 @@ def profile_ours(assignment: str, incoming: Path, work: Path, workers: int | Non
     """Where a grading run's time goes: wall time, and CPU time of each process kind, from one in-process run."""
     from grader.autograde import autograde, plan
     from grader.intake import take_in
-    from grader.warm_kernels import start_warm_process, worker_count
+    from grader.sandbox import start_sandbox, worker_count
 
     workers = worker_count(workers)
     started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-    with start_warm_process(work, workers) as warm:
+    with start_sandbox(work, workers) as sandbox:
         take_in(incoming, assignment, work / "submitted")
         todo = plan(assignment, work)
-        outcomes = autograde(todo, work, workers=workers, warm=warm)
-        time.sleep(0.5)  # let the warm process reap the last kernels
-        imports, kernels = warm.cpu_seconds()
+        outcomes = autograde(todo, work, workers=workers, sandbox=sandbox)
+        imports, kernels = sandbox.cpu_seconds()
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
     coordinator = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -110,10 +109,11 @@ def profile_ours(assignment: str, incoming: Path, work: Path, workers: int | Non
         [
             f"profile of one in-process run ({count} submissions, {workers} workers, {os.cpu_count()} cores):",
             f"  wall {wall:.1f} s; CPU {total:.1f} s in all, so at least {total / (os.cpu_count() or 1):.1f} s of wall",
-            f"  kernels (start, notebook cells, shutdown): {kernels:6.1f} s CPU  {kernels / count:5.2f} s/submission",
-            f"  coordinator (nbgrader converters, gradebook, nbclient): {coordinator:6.1f} s CPU  "
+            f"  sandboxed children (notebook cells, trusted checks): {kernels:6.1f} s CPU  "
+            f"{kernels / count:5.2f} s/submission",
+            f"  coordinator (nbgrader converters, gradebook, comparisons): {coordinator:6.1f} s CPU  "
             f"{coordinator / count:5.2f} s/submission",
-            f"  warm process (importing torch once): {imports:6.1f} s CPU",
+            f"  warm server (importing torch once, forking): {imports:6.1f} s CPU",
         ]
     )
 

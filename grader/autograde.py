@@ -1,9 +1,12 @@
-"""work/submitted/ -> work/autograded/ and the gradebook: stock nbgrader autograde, in parallel, on warm kernels.
+"""work/submitted/ -> work/autograded/ and the gradebook: nbgrader autograde, in parallel, sandboxed, checked.
 
-Each submission is graded by nbgrader's own Autograde converter, so grades are nbgrader's. Two things change:
-kernels are forked from one warm process (grader.warm_kernels) instead of started cold, and several submissions
-are graded at once by worker threads. The gradebook sees one writer at a time: a worker holds GRADEBOOK while it
-prepares and records a submission and lets go of it only while the submission's kernel runs.
+Each submission is graded by nbgrader's own Autograde converter, so the notebook's tests are run and recorded as
+nbgrader does. Three things change: the cells run in a sandboxed child forked from one warm server
+(grader.sandbox) instead of a kernel started cold; several submissions are graded at once by worker threads (the
+gradebook sees one writer at a time: a worker holds GRADEBOOK while it prepares and records a submission and lets
+go of it while the cells run); and the points of each graded test cell come from the trusted check
+(grader.trusted), which runs outside the notebook's process. Where the notebook's own tests and the trusted check
+disagree, the trusted points are recorded and the submission is flagged.
 """
 
 from __future__ import annotations
@@ -14,25 +17,30 @@ import logging
 import os
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import BaseConverter
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import default
 
-from grader.course import CourseError, assignment_names, nbgrader_config, ready_nbgrader, relative
+from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative
 from grader.execute import nbgrader_environment
+from grader.nbgrader_setup import ready_nbgrader
 from grader.notebooks import read_notebook
 from grader.release import generate
+from grader.sandbox import Sandbox, start_sandbox, worker_count
+from grader.sandboxed_execute import RUN, SandboxedExecute, sandbox_in_use
 from grader.tables import format_table
-from grader.warm_kernels import FORK_SERVER, ForkedKernelManager, ForkServer, start_warm_process, worker_count
+from grader.tampering import tampering
+from grader.trusted import TrustedChecker, Verdict, has_trusted_check
 
 GRADEBOOK = threading.Lock()
 
@@ -43,7 +51,7 @@ class Outcome:
 
     student: str
     assignment: str
-    status: str  # "ok" or "error: <reason>"
+    status: str  # "ok", "error: <reason>" or "flagged: <reason>"
     score: float
     max_score: float
     fingerprint: str  # of the submitted files, so a resubmission is graded again
@@ -74,12 +82,12 @@ def plan(assignment: str, work_dir: Path) -> Plan:
     ledger = Ledger(work_dir / "grading_status" / assignment)
     pending, done = [], {}
     for student in students:
-        fingerprint = _fingerprint(submitted / student / assignment)
+        digest = fingerprint(submitted / student / assignment)
         previous = ledger.read(student)
-        if previous and previous.fingerprint == fingerprint:
+        if previous and previous.fingerprint == digest:
             done[student] = previous
         else:
-            pending.append((student, fingerprint))
+            pending.append((student, digest))
     return Plan(assignment, students, pending, done)
 
 
@@ -89,12 +97,12 @@ def autograde(
     db_url: str | None = None,
     workers: int | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
-    warm: ForkServer | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[Outcome]:
     """Grade the pending submissions of a plan; return one Outcome per student of the plan, sorted by student.
 
-    `warm` is a fork server the caller started early (its imports then overlap with the caller's); by default one
-    is started here and closed at the end.
+    `sandbox` is one the caller started early (its imports then overlap with the caller's work); by default one is
+    started here and closed at the end.
     """
     assignment = plan.assignment
     ledger = Ledger(work_dir / "grading_status" / assignment)
@@ -102,15 +110,26 @@ def autograde(
     if not plan.pending:
         return [outcomes[student] for student in plan.students]
     workers = worker_count(workers)
-    # The warm process imports torch while the assignment is recorded.
-    with _warm_kernels(work_dir, workers, warm), ThreadPoolExecutor(workers) as pool:
+    # The sandbox's warm server imports torch while the assignment is recorded.
+    with _grading_run(work_dir, workers, sandbox) as running, ThreadPoolExecutor(workers) as pool:
         with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
             # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
             generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-        futures = [pool.submit(_grade, assignment, student, print_, config) for student, print_ in plan.pending]
+        checker = _trusted_checker(assignment, running)
+        futures = {
+            pool.submit(_grade, assignment, student, print_, config, checker): (student, print_)
+            for student, print_ in plan.pending
+        }
         for future in as_completed(futures):
-            outcome = future.result()
+            try:
+                outcome = future.result()
+            except Exception as error:  # noqa: BLE001 - a fault of the grader on one submission must not end the batch
+                student, print_ = futures[future]
+                with GRADEBOOK:
+                    _award_nothing(config.CourseDirectory.db_url, assignment, student)
+                reason = f"error: the grader failed on this submission ({type(error).__name__}: {error})"
+                outcome = Outcome(student, assignment, reason, 0.0, 0.0, print_)
             ledger.write(outcome)
             outcomes[outcome.student] = outcome
             if on_outcome:
@@ -118,12 +137,23 @@ def autograde(
     return [outcomes[student] for student in plan.students]
 
 
-def _grade(assignment: str, student: str, fingerprint: str, config) -> Outcome:
-    """Run nbgrader's Autograde converter on one submission; a broken submission becomes an error outcome."""
+def _trusted_checker(assignment: str, sandbox: Sandbox) -> TrustedChecker | None:
+    if has_trusted_check(assignment):
+        checker = TrustedChecker(assignment, sandbox)
+        checker.reference()  # the solution must pass its own check before any student is graded
+        return checker
+    warnings.warn(f"{assignment} has no trusted check: its points come from the notebook's own tests", stacklevel=3)
+    return None
+
+
+def _grade(assignment: str, student: str, fingerprint: str, config, checker: TrustedChecker | None) -> Outcome:
+    """Grade one submission; a broken submission becomes an error outcome, a suspicious one a flagged outcome."""
     folder = Path(config.CourseDirectory.submitted_directory) / student / assignment
-    problem = _unreadable_notebook(folder)
+    problem = _symbolic_link(folder) or _unreadable_notebook(folder) or _missing_notebook(folder, assignment)
     if problem:
         return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
+    db_url = config.CourseDirectory.db_url
+    flags = _tampered(folder, assignment)
     with GRADEBOOK:
         converter = ConcurrentAutograde(coursedir=CourseDirectory(config=config), config=config)
         converter.coursedir.assignment_id = assignment
@@ -134,10 +164,84 @@ def _grade(assignment: str, student: str, fingerprint: str, config) -> Outcome:
             try:
                 converter.start()
             except Exception as error:  # noqa: BLE001 - nbgrader reports any failure of one submission this way
-                reason = errors[-1] if errors else str(error)
-                return Outcome(student, assignment, f"error: {reason}", 0.0, 0.0, fingerprint)
-        score, max_score = _recorded_total(config.CourseDirectory.db_url, assignment, student)
-    return Outcome(student, assignment, "ok", score, max_score, fingerprint)
+                reason = (errors[-1] if errors else str(error)).strip().splitlines()[0]
+                _award_nothing(db_url, assignment, student)
+                if flags:  # nbgrader's message about the edited notebook would mislead: say what was edited
+                    status = f"flagged: {'; '.join(flags)} (nbgrader could not grade the edited notebook: {reason})"
+                else:
+                    status = f"error: {reason}"
+                return Outcome(student, assignment, status, 0.0, 0.0, fingerprint)
+    errors = [RUN.problem] if RUN.problem else []
+    if checker:
+        flags += _apply_trusted_check(checker, config, student)
+    score, max_score = _recorded_total(db_url, assignment, student)
+    status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
+    return Outcome(student, assignment, status, score, max_score, fingerprint)
+
+
+def _apply_trusted_check(checker: TrustedChecker, config, student: str) -> list[str]:
+    """Record the trusted points wherever the notebook's own tests gave others; one flag per such cell."""
+    assignment = checker.assignment
+    autograded = Path(config.CourseDirectory.autograded_directory) / student / assignment
+    flags = []
+    for path in sorted(autograded.glob("*.ipynb")):
+        try:
+            verdict = checker.check(read_notebook(path))
+        except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
+            reason = f"the trusted check failed ({type(error).__name__})"
+            verdict = Verdict(dict.fromkeys(checker.test_points, 0.0), dict.fromkeys(checker.test_points, reason))
+        with GRADEBOOK, Gradebook(config.CourseDirectory.db_url) as gradebook:
+            for grade_id, trusted in verdict.points.items():
+                grade = gradebook.find_grade(grade_id, path.stem, assignment, student)
+                notebook_said = float(grade.auto_score or 0.0)
+                if notebook_said != trusted:
+                    why = f" ({verdict.reasons[grade_id]})" if grade_id in verdict.reasons else ""
+                    flags.append(
+                        f"{grade_id}: the notebook's tests gave {notebook_said:g}, the trusted check {trusted:g}{why}"
+                    )
+                grade.auto_score = trusted
+            gradebook.db.commit()
+    return flags
+
+
+def _award_nothing(db_url: str, assignment: str, student: str) -> None:
+    """Set every recorded score of a submission to 0: what a failed grading left behind must not count.
+
+    The caller holds GRADEBOOK.
+    """
+    with Gradebook(db_url) as gradebook:
+        try:
+            submission = gradebook.find_submission(assignment, student)
+        except MissingEntry:
+            return
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                grade.auto_score = 0.0 if grade.auto_score is not None else None
+                grade.manual_score = None
+        gradebook.db.commit()
+
+
+def _symbolic_link(folder: Path) -> str:
+    links = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_symlink())
+    return f"{links[0]} is a symbolic link (not graded)" if links else ""
+
+
+def _tampered(folder: Path, assignment: str) -> list[str]:
+    problems = []
+    for path in sorted(folder.glob("*.ipynb")):
+        released = exercises() / assignment / path.name
+        if released.is_file():
+            problems += tampering(read_notebook(path), read_notebook(released))
+    return problems
+
+
+def _missing_notebook(folder: Path, assignment: str) -> str:
+    expected = sorted(p.name for p in (exercises() / assignment).glob("*.ipynb"))
+    found = sorted(p.name for p in folder.glob("*.ipynb"))
+    missing = [name for name in expected if name not in found]
+    if missing:
+        return f"{', '.join(missing)} is missing (found: {', '.join(found) or 'no notebook'})"
+    return ""
 
 
 @contextmanager
@@ -178,9 +282,10 @@ def _recorded_total(db_url: str, assignment: str, student: str) -> tuple[float, 
         return float(submission.score), float(submission.max_score)
 
 
-def _fingerprint(folder: Path) -> str:
+def fingerprint(folder: Path) -> str:
+    """A digest of the files of a submission folder (symbolic links, which are never graded, left out)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
         digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -206,30 +311,28 @@ class Ledger:
 
 
 @contextmanager
-def _warm_kernels(work_dir: Path, workers: int, warm: ForkServer | None) -> Iterator[None]:
-    """A fork server for this run, and the process settings nbgrader expects while it autogrades."""
+def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Iterator[Sandbox]:
+    """A sandbox for this run, and the process settings nbgrader expects while it autogrades."""
     ready_nbgrader()
-    server = warm or start_warm_process(work_dir, workers)
+    running = sandbox or start_sandbox(work_dir, workers)
     saved_cwd = os.getcwd()
-    FORK_SERVER.set(server)
     # nbgrader sets and unsets this around each notebook; set for the whole run, concurrent notebooks agree on it.
     try:
-        with nbgrader_environment(NBGRADER_EXECUTION="autograde"):
-            yield
+        with sandbox_in_use(running), nbgrader_environment(NBGRADER_EXECUTION="autograde"):
+            yield running
     finally:
-        FORK_SERVER.set(None)
-        if warm is None:
-            server.close()
+        if sandbox is None:
+            running.close()
         os.chdir(saved_cwd)  # nbgrader's converters chdir to the course root
 
 
 class ConcurrentAutograde(Autograde):
-    """nbgrader's Autograde for one submission among several graded at once, on a warm kernel."""
+    """nbgrader's Autograde for one submission among several graded at once, in the sandbox."""
 
     @default("autograde_preprocessors")
-    def _warm_preprocessors(self) -> list:
+    def _sandboxed_preprocessors(self) -> list:
         stock = Autograde.class_traits()["autograde_preprocessors"].default()
-        return [WarmExecute if step is Execute else step for step in stock]
+        return [ConcurrentExecute if step is Execute else step for step in stock]
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         # nbgrader's version wraps the second pass in utils.setenv(NBGRADER_EXECUTION="autograde"), whose restore
@@ -247,17 +350,13 @@ class ConcurrentAutograde(Autograde):
             self._sanitizing = True
 
 
-class WarmExecute(Execute):
-    """nbgrader's Execute on a forked warm kernel, letting other workers use the gradebook meanwhile."""
+class ConcurrentExecute(SandboxedExecute):
+    """SandboxedExecute that lets other workers use the gradebook while the cells run."""
 
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("kernel_manager_class", ForkedKernelManager)
-        super().__init__(*args, **kwargs)
-
-    def preprocess(self, nb, resources=None, km=None):
+    def preprocess(self, nb, resources, retries=None):
         GRADEBOOK.release()
         try:
-            return super().preprocess(nb, resources, km=km)
+            return super().preprocess(nb, resources, retries)
         finally:
             GRADEBOOK.acquire()
 
@@ -266,5 +365,6 @@ def outcome_table(outcomes: list[Outcome]) -> str:
     """The per-student summary printed at the end of a grading run."""
     rows = [("student", "assignment", "score", "status")]
     rows += [(o.student, o.assignment, f"{o.score:g} / {o.max_score:g}", o.status) for o in outcomes]
-    failed = sum(o.status != "ok" for o in outcomes)
-    return format_table(rows) + f"\ngraded {len(outcomes)} submission(s), {failed} with errors"
+    failed = sum(o.status.startswith("error") for o in outcomes)
+    flagged = sum(o.status.startswith("flagged") for o in outcomes)
+    return format_table(rows) + f"\ngraded {len(outcomes)} submission(s), {failed} with errors, {flagged} flagged"

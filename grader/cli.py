@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     autograde.add_argument("submissions", type=Path, metavar="SUBMISSIONS")
     autograde.add_argument("--assignment", metavar="A", help="the assignment (needed for flat folders and zips)")
     autograde.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
+    autograde.add_argument(
+        "--timeout", type=float, default=120.0, metavar="SECONDS", help="wall-clock limit per cell (default: 120)"
+    )
     _gradebook_options(autograde)
     autograde.set_defaults(run=_autograde)
 
@@ -88,11 +91,12 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _autograde(args: argparse.Namespace) -> int:
-    from grader.warm_kernels import start_warm_process, worker_count
+    from grader.sandbox import Limits, start_sandbox, worker_count
 
     work_dir, workers = _work(args), worker_count(args.workers)
-    # Started first: the warm process imports torch while this one imports nbgrader.
-    with start_warm_process(work_dir, workers) as warm:
+    limits = Limits(cell_seconds=args.timeout, notebook_seconds=max(args.timeout, Limits.notebook_seconds))
+    # Started first: the sandbox's warm server imports torch while this process imports nbgrader.
+    with start_sandbox(work_dir, workers, limits) as sandbox:
         from grader.autograde import autograde, outcome_table, plan
         from grader.intake import take_in
         from grader.progress import Progress
@@ -114,7 +118,7 @@ def _autograde(args: argparse.Namespace) -> int:
                 db_url=args.db,
                 workers=workers,
                 on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok", note=f"{o.student}: {o.status}"),
-                warm=warm,
+                sandbox=sandbox,
             )
     print(outcome_table(outcomes))
     return 0

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import os
-import sys
-import warnings
 from pathlib import Path
 
 from traitlets.config import Config
@@ -76,30 +73,3 @@ def nbgrader_config(work_dir: Path | None = None, release: Path | None = None, d
 def default_db_url(work_dir: Path) -> str:
     """The gradebook of a work folder: an SQLite file inside it."""
     return f"sqlite:///{Path(work_dir).resolve() / 'gradebook.db'}"
-
-
-def ready_nbgrader() -> None:
-    """Prepare nbgrader to run in this process, before it opens a gradebook.
-
-    Each time nbgrader creates a gradebook it runs the `alembic` command to learn its schema's head revision
-    (seconds on 2 cores). The head is fixed for the installed nbgrader: it is read once, in this process, from
-    the same migration scripts.
-    """
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")  # for nbgrader's other alembic uses
-    import nbgrader.api
-
-    nbgrader.api.get_alembic_version = _alembic_head
-    # nbgrader's gradebook triggers SQLAlchemy warnings about its own ORM use on every submission: not ours to fix.
-    warnings.filterwarnings("ignore", message=r"Object of type <Submitted", module=r"nbgrader\..*")
-
-
-@functools.cache
-def _alembic_head() -> str:
-    from alembic.config import Config as AlembicConfig
-    from alembic.script import ScriptDirectory
-    from nbgrader.dbutil import _temp_alembic_ini
-
-    with _temp_alembic_ini("sqlite://") as ini:
-        return ScriptDirectory.from_config(AlembicConfig(ini)).get_current_head()

@@ -11,6 +11,7 @@ from grader.intake import take_in
 from grader.progress import Progress
 from grader.report import report
 from grader.sample_class import scripted_assignments, write_class
+from grader.sandbox import start_sandbox, worker_count
 
 
 def demo(workers: int | None = None) -> None:
@@ -25,12 +26,18 @@ def demo(workers: int | None = None) -> None:
     print(f"sample class: {count} submissions in {relative(incoming)} (full solutions, blanks, typical mistakes)")
     intake = take_in(incoming, None, work_dir / "submitted")
     outcomes = []
-    for assignment in intake.assignments:
-        todo = plan(assignment, work_dir)
-        progress = Progress(len(todo.pending), label=f"{assignment} ")
-        outcomes += autograde(
-            todo, work_dir, workers=workers, on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok")
-        )
+    workers = worker_count(workers)
+    with start_sandbox(work_dir, workers) as sandbox:
+        for assignment in intake.assignments:
+            todo = plan(assignment, work_dir)
+            progress = Progress(len(todo.pending), label=f"{assignment} ")
+            outcomes += autograde(
+                todo,
+                work_dir,
+                workers=workers,
+                on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok"),
+                sandbox=sandbox,
+            )
     print(outcome_table(outcomes))
     db_url = default_db_url(work_dir)
     pages = feedback(work_dir, db_url)

@@ -8,7 +8,8 @@ from nbgrader.converters import GenerateFeedback
 from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
 
-from grader.course import CourseError, nbgrader_config, ready_nbgrader, relative
+from grader.course import CourseError, nbgrader_config, relative
+from grader.nbgrader_setup import ready_nbgrader
 
 
 def feedback(work_dir: Path, db_url: str | None = None) -> list[Path]:

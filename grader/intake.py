@@ -79,7 +79,7 @@ def _from_nbgrader_folder(source: Path, assignments: list[str], submitted: Path)
                 continue
             intake.students.add(student)
             if not same_place:
-                _replace(folder, submitted / student / assignment)
+                intake.skipped += _replace(folder, submitted / student / assignment)
     return intake
 
 
@@ -110,6 +110,9 @@ def _collect(files: list[Path], root: Path, assignment: str, submitted: Path, sh
     for path in files:
         name = path.relative_to(root).as_posix()
         shown = f"{shown_as}: {name}" if shown_as else str(path)
+        if path.is_symlink():
+            intake.skipped.append(f"{shown}: a symbolic link, not taken in")
+            continue
         match = collector.collect(name)
         if not match:
             intake.skipped.append(f"{shown}: no student id in the name (expected <student>.ipynb or <student>_*)")
@@ -127,7 +130,16 @@ def _collect(files: list[Path], root: Path, assignment: str, submitted: Path, sh
     return intake
 
 
-def _replace(source: Path, target: Path) -> None:
+def _replace(source: Path, target: Path) -> list[str]:
+    """Copy a submission folder, leaving out symbolic links (a link could point at the solutions); what was left out."""
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(source, target)
+    links: list[str] = []
+
+    def links_in(folder: str, names: list[str]) -> list[str]:
+        found = [name for name in names if (Path(folder) / name).is_symlink()]
+        links.extend(f"{Path(folder) / name}: a symbolic link, not taken in" for name in found)
+        return found
+
+    shutil.copytree(source, target, ignore=links_in)
+    return links

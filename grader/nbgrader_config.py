@@ -15,6 +15,6 @@ c.CourseDirectory.autograded_directory = "work/autograded"
 c.CourseDirectory.feedback_directory = "work/feedback"
 c.CourseDirectory.solution_directory = "work/solution"
 c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
-# Hidden tests replay thousands of seeded cases; give a cell time to finish on 2 cores.
+# The cell time limit of nbgrader's own commands and of `grader validate`/`check` (autograde has --timeout).
 c.Execute.timeout = 300
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

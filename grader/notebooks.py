@@ -27,6 +27,8 @@ def read_notebook(path: Path) -> NotebookNode:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise CourseError(f"{name}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    if isinstance(data, dict) and isinstance(data.get("nbformat"), int) and data["nbformat"] != 4:
+        raise CourseError(f"{name}: nbformat {data['nbformat']} notebook; nbformat 4 is required")
     if not isinstance(data, dict) or "cells" not in data:
         raise CourseError(f"{name}: not a notebook (JSON without a 'cells' list)")
     if data.get("nbformat") != 4:

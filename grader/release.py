@@ -9,8 +9,9 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from grader.course import CourseError, assignment_names, exercises, nbgrader_config, ready_nbgrader, relative, solutions
+from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative, solutions
 from grader.leaks import find_leaks, secret_lines
+from grader.nbgrader_setup import ready_nbgrader
 from grader.notebooks import assignment_notebooks, check_source_notebook, describe_cell, read_notebook
 
 

@@ -1,4 +1,4 @@
-"""A sample class goes through the parallel warm-kernel autograde; every graded cell scores exactly as expected,
+"""A sample class goes through the parallel sandboxed autograde with trusted checks; every graded cell scores exactly as
 and the feedback and report files describe it."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def test_a_zip_from_the_lms_is_graded_with_a_summary(tmp_path: Path) -> None:
         ["ben", ASSIGNMENT, "0", "/", "12", "ok"],
         ["cy", ASSIGNMENT, "6", "/", "12", "ok"],
     ]
-    assert run.stdout.splitlines()[-1] == "graded 3 submission(s), 0 with errors"
+    assert run.stdout.splitlines()[-1] == "graded 3 submission(s), 0 with errors, 0 flagged"
     progress = [line for line in run.stderr.splitlines() if line.startswith(f"{ASSIGNMENT} [")]
     assert progress[-1].startswith(f"{ASSIGNMENT} [{'#' * 30}] 3/3 ") and "failures 0" in progress[-1]
 
@@ -64,7 +64,7 @@ def test_a_broken_submission_gets_an_error_and_the_batch_completes(tmp_path: Pat
     assert rows["ok1"].split()[2:6] == ["12", "/", "12", "ok"]
     assert rows["broken"].endswith("error: not valid JSON (line 1, column 12: Expecting value)")
     assert rows["empty"].endswith("error: not a notebook (the file is empty)")
-    assert run.stdout.splitlines()[-1] == "graded 3 submission(s), 2 with errors"
+    assert run.stdout.splitlines()[-1] == "graded 3 submission(s), 2 with errors, 0 flagged"
 
 
 def _gradebook_rows(work: Path) -> tuple[int, int]:
@@ -91,7 +91,7 @@ def test_a_killed_run_resumes_without_losing_or_duplicating_a_grade(tmp_path: Pa
         assert first.poll() is None, "the run ended before it could be interrupted"
         assert time.monotonic() < deadline, "no submission was graded within 300 s"
         time.sleep(0.2)
-    family = psutil.Process(first.pid).children(recursive=True)  # the warm process and its kernels
+    family = psutil.Process(first.pid).children(recursive=True)  # the sandbox's warm server and its children
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     gone, alive = psutil.wait_procs(family, timeout=15)

@@ -1,0 +1,246 @@
+"""The grading sandbox: one warm fork server per grading run, inside bubblewrap, and the children it forks.
+
+Inside bubblewrap the server and its children see the Python installation and the virtual environment read-only,
+grader/inside_sandbox/ read-only, an empty /tmp, and one scratch folder; not this repository (solutions, tests,
+gradebook, other students' submissions), not the network (a network namespace of their own with no interface
+but loopback), not the host's processes (a PID namespace). Run as root, each child also drops to a user id of its
+own, so children cannot touch each other's scratch folders, and a process left behind is found and killed by its
+uid. Every child has resource limits (memory, CPU time, file size, open files, processes) and the grader puts a
+wall-clock limit on every cell and every notebook. Without bubblewrap the same server runs unconfined, with a
+warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.inside_sandbox import framing
+
+INSIDE = Path(__file__).resolve().parent / "inside_sandbox"
+PRELOAD = ["numpy", "numpy.random", "torch", "torch.nn", "IPython", "matplotlib"]
+UID_BASE = 1_500_000  # children run as UID_BASE + their number: far above any account's or subordinate range
+MOUNTED_INSIDE, SCRATCH_INSIDE = "/opt/grader", "/scratch"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one child may use."""
+
+    cell_seconds: float = 120.0  # wall clock, per cell
+    notebook_seconds: float = 600.0  # wall clock for the child's whole life, and its CPU seconds
+    memory_mb: int = 1024  # address space on top of the warm process's
+    file_mb: int = 64  # largest file it may write
+    processes: int = 16  # processes and threads of its uid (only where children get a uid of their own)
+    open_files: int = 256
+    reply_mb: int = 64  # largest message the grader reads from it
+
+    def for_child(self, own_uid: bool) -> dict:
+        return {
+            "memory_bytes": self.memory_mb << 20,
+            "file_bytes": self.file_mb << 20,
+            "open_files": self.open_files,
+            "cpu_seconds": int(self.notebook_seconds) + 1,
+            "processes": self.processes if own_uid else 0,
+        }
+
+
+class ChildDied(Exception):
+    """The child ended (or was ended) before it answered; the message says how."""
+
+
+class CellTimeout(Exception):
+    """A request ran past its wall-clock limit; the child has been killed."""
+
+
+def bubblewrap_available() -> bool:
+    """True where bubblewrap is installed and can make a sandbox here (it needs user namespaces, or root)."""
+    if not shutil.which("bwrap"):
+        return False
+    probe = subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--proc", "/proc", "--dev", "/dev", "true"],
+        capture_output=True,
+    )
+    return probe.returncode == 0
+
+
+class Sandbox:
+    """The fork server of one grading run (see grader.inside_sandbox.fork_server), shared by every worker thread."""
+
+    def __init__(self, run_dir: Path, threads_per_child: int = 1, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self.threads = threads_per_child
+        self.confined = bubblewrap_available()
+        if not self.confined:
+            warnings.warn(
+                "bubblewrap (bwrap) is not available: grading kernels run unconfined, with resource limits only; "
+                "they can read the repository and reach the network. Install the Debian package bubblewrap.",
+                stacklevel=2,
+            )
+        self.own_uids = self.confined and os.geteuid() == 0  # outside it, another uid could not read /root
+        self.scratch = run_dir / "scratch"
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.scratch, 0o755 if self.own_uids else 0o700)  # children write only in their own folders
+        self._lock = threading.Lock()
+        self._count = 0
+        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        scratch = SCRATCH_INSIDE if self.confined else str(self.scratch)
+        command = [sys.executable, "-m", "fork_server", str(theirs.fileno()), scratch, *PRELOAD]
+        if self.confined:
+            command = self._bubblewrap() + command
+        with open(run_dir / "sandbox.log", "ab") as log:
+            self._process = subprocess.Popen(
+                command,
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=self._environment(MOUNTED_INSIDE if self.confined else str(INSIDE)),
+                cwd=scratch if not self.confined else None,
+            )
+        theirs.close()
+
+    def _bubblewrap(self) -> list[str]:
+        command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc"]
+        command += ["--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        for system in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/sys"):
+            command += ["--ro-bind-try", system, system]
+        for python in dict.fromkeys([sys.base_prefix, sys.prefix]):
+            for folder in reversed(Path(python).parents[:-1]):  # made by bwrap, readable by a child's uid
+                command += ["--perms", "0755", "--dir", str(folder)]
+            command += ["--ro-bind", python, python]
+        command += ["--ro-bind", str(INSIDE), MOUNTED_INSIDE, "--bind", str(self.scratch), SCRATCH_INSIDE]
+        command += ["--chdir", SCRATCH_INSIDE]
+        if self.own_uids:
+            for capability in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN"):  # the server's; children drop all
+                command += ["--cap-add", capability]
+        return command
+
+    @staticmethod
+    def _environment(python_path: str) -> dict[str, str]:
+        return {
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": python_path,
+            "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": "/tmp/matplotlib",
+            "OMP_NUM_THREADS": "1",
+        }
+
+    def _ask(self, request: dict) -> tuple[dict, list[int]]:
+        with self._lock:
+            self._control.send(json.dumps(request).encode())
+            packet, fds, _flags, _address = socket.recv_fds(self._control, 1 << 16, 1)
+        if not packet:
+            raise ChildDied(f"the sandbox's fork server ended (status {self._process.poll()}); see its log")
+        return json.loads(packet), fds
+
+    @contextmanager
+    def child(self, env: dict[str, str] | None = None) -> Iterator[Child]:
+        """A fresh child forked from the warm server, killed (with all it started) when the block ends."""
+        with self._lock:
+            self._count += 1
+            number = self._count
+        uid = UID_BASE + number if self.own_uids else None
+        environment = {**self._environment(MOUNTED_INSIDE if self.confined else str(INSIDE)), **(env or {})}
+        request = {"op": "spawn", "id": number, "uid": uid, "threads": self.threads, "env": environment}
+        _reply, fds = self._ask({**request, "limits": self.limits.for_child(uid is not None)})
+        child = Child(self, number, socket.socket(fileno=fds[0]))
+        try:
+            yield child
+        finally:
+            child.close()
+            shutil.rmtree(self.scratch / str(number), ignore_errors=True)
+
+    def finish(self, number: int, died: bool = False) -> str:
+        """Kill child `number` and all it started; how it ended (`died`: it closed its connection first)."""
+        reply, _fds = self._ask({"op": "finish", "id": number, "died": died})
+        return str(reply["ended"])
+
+    def cpu_seconds(self) -> tuple[float, float]:
+        """CPU time so far of the warm server itself (its imports) and of the children it forked and reaped."""
+        pid = self._process.pid
+        try:  # inside bubblewrap the server is bwrap's grandchild: read the process whose parent is bwrap's pid
+            pid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0]) if self.confined else pid
+            pid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0]) if self.confined else pid
+        except (OSError, IndexError, ValueError):
+            return 0.0, 0.0
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        tick = os.sysconf("SC_CLK_TCK")
+        utime, stime, cutime, cstime = (int(value) / tick for value in fields[11:15])
+        return utime + stime, cutime + cstime
+
+    def close(self) -> None:
+        """End the server; it kills every child still running."""
+        self._control.close()
+        try:
+            self._process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def worker_count(requested: int | None = None) -> int:
+    """Submissions graded at once: as asked, or one per core."""
+    return max(1, requested or os.cpu_count() or 1)
+
+
+def start_sandbox(work_dir: Path, workers: int, limits: Limits | None = None) -> Sandbox:
+    """The sandbox for a grading run in `work_dir`/sandbox/, torch threads shared out between workers."""
+    return Sandbox(work_dir / "sandbox", max(1, (os.cpu_count() or 1) // workers), limits)
+
+
+class Child:
+    """The grader's side of one child: send a request, wait (with a deadline) for its one reply."""
+
+    def __init__(self, sandbox: Sandbox, number: int, connection: socket.socket) -> None:
+        self.sandbox, self.number, self.connection = sandbox, number, connection
+        self.deadline = time.monotonic() + sandbox.limits.notebook_seconds
+        self.ended: str | None = None
+
+    def request(self, message: dict) -> dict:
+        """The child's reply; CellTimeout or ChildDied (with how it ended) when there is none."""
+        if self.ended is not None:
+            raise ChildDied(self.ended)
+        limits = self.sandbox.limits
+        timeout = min(limits.cell_seconds, self.deadline - time.monotonic())
+        try:
+            framing.send(self.connection, message)
+            self.connection.settimeout(max(timeout, 0.001))
+            reply = framing.receive(self.connection, limit=limits.reply_mb << 20)
+        except TimeoutError:
+            self.close()
+            raise CellTimeout(f"it ran past its time limit ({timeout:.0f} s)") from None
+        except framing.MessageTooLarge as error:
+            self.close()
+            raise ChildDied(f"it sent {error}") from None
+        except (OSError, ValueError, RecursionError):  # a closed socket, or a reply that is not a message
+            reply = None
+        if type(reply) is not dict:
+            raise ChildDied(f"the kernel died: {self.close(died=True)}")
+        return reply
+
+    def close(self, died: bool = False) -> str:
+        """Kill the child (if alive) and everything it started; how it ended."""
+        if self.ended is None:
+            self.connection.close()
+            self.ended = self.sandbox.finish(self.number, died)
+        return self.ended

@@ -1,0 +1,131 @@
+"""nbgrader's Execute step, run cell by cell in a sandboxed child forked from the grading run's warm server.
+
+The child answers each cell with its outputs as JSON; they are checked here, field by field, before they become
+nbformat outputs, since the child runs the submission's code and may send anything. If the child dies or runs past
+a limit, that cell gets an error output naming what happened, and so does every later code cell: a graded cell
+that never ran cannot look like one that passed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import Execute
+
+from grader.sandbox import CellTimeout, ChildDied, Sandbox
+
+MIME_TEXT = ("text/", "image/svg+xml")
+
+
+class RunState(threading.local):
+    """What went wrong while this thread's last notebook ran ('' when nothing did)."""
+
+    problem: str = ""
+
+
+RUN = RunState()
+_SHARED: dict[str, Sandbox | None] = {"sandbox": None}
+
+
+@contextmanager
+def sandbox_in_use(sandbox: Sandbox) -> Iterator[None]:
+    """Make `sandbox` the one SandboxedExecute uses, in every thread, for the duration of the block."""
+    _SHARED["sandbox"] = sandbox
+    try:
+        yield
+    finally:
+        _SHARED["sandbox"] = None
+
+
+def current_sandbox() -> Sandbox:
+    sandbox = _SHARED["sandbox"]
+    if sandbox is None:
+        raise RuntimeError("no grading sandbox is running (use `with sandbox_in_use(sandbox):`)")
+    return sandbox
+
+
+class SandboxedExecute(Execute):
+    """Execute every code cell in one fresh sandboxed child; record a dead or stopped child as this thread's problem."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict, retries: int | None = None):
+        RUN.problem = ""
+        sandbox = current_sandbox()
+        with sandbox.child(env={"NBGRADER_EXECUTION": "autograde"}) as child:
+            failure = ""
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                if failure:
+                    cell.outputs = [_error("NotRun", f"not run: {failure}")]
+                    cell.execution_count = None
+                    continue
+                try:
+                    reply = child.request({"op": "run", "source": cell.source})
+                except (ChildDied, CellTimeout) as error:
+                    failure = f"cell {index + 1}: {error}"
+                    RUN.problem = failure
+                    cell.outputs = [_error(type(error).__name__, str(error))]
+                    cell.execution_count = None
+                    continue
+                cell.outputs = checked_outputs(reply.get("outputs"))
+                count = reply.get("execution_count")
+                cell.execution_count = count if type(count) is int else None
+        return nb, resources
+
+
+def checked_outputs(raw: object) -> list[NotebookNode]:
+    """The child's outputs as valid nbformat outputs; anything malformed becomes an error output saying so."""
+    if type(raw) is not list:
+        return [_error("InvalidOutput", "the kernel sent no list of outputs")]
+    outputs = []
+    for item in raw:
+        try:
+            outputs.append(_checked(item))
+        except (TypeError, ValueError, KeyError, RecursionError) as error:
+            outputs.append(_error("InvalidOutput", f"the kernel sent a malformed output ({error})"))
+    return outputs
+
+
+def _checked(item: object) -> NotebookNode:
+    if type(item) is not dict:
+        raise TypeError("not an object")
+    kind = item["output_type"]
+    if kind == "stream":
+        if item["name"] not in ("stdout", "stderr") or type(item["text"]) is not str:
+            raise ValueError("bad stream")
+        return new_output("stream", name=item["name"], text=item["text"])
+    if kind == "error":
+        traceback = item.get("traceback")
+        if type(traceback) is not list or not all(type(line) is str for line in traceback):
+            traceback = []
+        return new_output("error", ename=_text(item["ename"]), evalue=_text(item["evalue"]), traceback=traceback)
+    if kind in ("execute_result", "display_data"):
+        data, metadata = item["data"], item.get("metadata") or {}
+        if type(data) is not dict or type(metadata) is not dict:
+            raise TypeError("data and metadata must be objects")
+        for mime, value in data.items():
+            textual = type(mime) is str and (mime.startswith(MIME_TEXT) or not mime.endswith("json"))
+            if type(mime) is not str or (textual and type(value) is not str):
+                raise TypeError(f"bad value for {mime!r}")
+        json.dumps([data, metadata])  # RecursionError for data nested deeper than the notebook writer can take
+        fields = {"data": data, "metadata": metadata}
+        if kind == "execute_result":
+            count = item.get("execution_count")
+            fields["execution_count"] = count if type(count) is int else None
+        return new_output(kind, **fields)
+    raise ValueError(f"unknown output type {kind!r}")
+
+
+def _text(value: object) -> str:
+    if type(value) is not str:
+        raise TypeError("not a string")
+    return value
+
+
+def _error(ename: str, evalue: str) -> NotebookNode:
+    return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])

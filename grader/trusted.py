@@ -1,0 +1,113 @@
+"""Trusted checking: each graded test cell's points from a comparison made outside the submission's process.
+
+The submission's code cells, except the graded test cells, run in a fresh sandboxed child; there the assignment's
+observers (grader/trusted_checks/<assignment>.py) call the submission's functions on the hidden inputs and send
+back plain JSON. The instructor's solution goes through the same steps once per grading run. Here, in the grader,
+the two are compared: equal observations earn the cell's points, anything else earns none.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbformat import NotebookNode
+
+from grader.course import CourseError, solutions
+from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
+from grader.sandbox import CellTimeout, ChildDied, Sandbox
+
+CHECKS = Path(__file__).resolve().parent / "trusted_checks"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Trusted points per graded test cell, and for each cell that earned none, why."""
+
+    points: dict[str, float]
+    reasons: dict[str, str]
+
+
+def has_trusted_check(assignment: str) -> bool:
+    return (CHECKS / f"{assignment}.py").is_file()
+
+
+class TrustedChecker:
+    """The trusted check of one assignment, with the solution's observations computed once."""
+
+    def __init__(self, assignment: str, sandbox: Sandbox) -> None:
+        self.assignment, self.sandbox = assignment, sandbox
+        [path] = assignment_notebooks(solutions() / assignment)
+        self.source = read_notebook(path)
+        self.test_points = {
+            meta["grade_id"]: float(meta["points"])
+            for _, _, meta in nbgrader_cells(self.source)
+            if meta.get("grade") and not meta.get("solution")
+        }
+        self.request = {
+            "op": "observe",
+            "name": f"trusted_checks/{assignment}.py",
+            "module": (CHECKS / f"{assignment}.py").read_text(encoding="utf-8"),
+            "common": (CHECKS / "common.py").read_text(encoding="utf-8"),
+        }
+        self._reference: dict | None = None
+        self._lock = threading.Lock()
+
+    def reference(self) -> dict:
+        """What the observers see of the instructor's solution (an error if the solution itself fails them)."""
+        with self._lock:
+            if self._reference is None:
+                observations, problem = self.observe(self.source)
+                missing = set(self.test_points) - set(observations)
+                failed = {
+                    key for key, seen in observations.items() if type(seen) is list and seen[:1] == ["observer failed"]
+                }
+                if problem or missing or failed:
+                    why = problem or f"no observation of {sorted(missing | failed)}"
+                    raise CourseError(f"{CHECKS.name}/{self.assignment}.py fails on the solution: {why}")
+                self._reference = observations
+            return self._reference
+
+    def observe(self, notebook: NotebookNode) -> tuple[dict, str]:
+        """Run the notebook's non-test code cells in a fresh child, then the observers: (observations, problem)."""
+        cells = [
+            cell.source
+            for cell in notebook.cells
+            if cell.cell_type == "code"
+            and cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") not in self.test_points
+        ]
+        with self.sandbox.child() as child:
+            try:
+                for source in cells:
+                    child.request({"op": "run", "source": source})
+                reply = child.request(self.request)
+            except (ChildDied, CellTimeout) as error:
+                return {}, str(error)
+        observations = reply.get("observations")
+        if type(observations) is not dict:
+            return {}, "the check sent no observations"
+        return observations, ""
+
+    def check(self, notebook: NotebookNode) -> Verdict:
+        """The points each graded test cell earns by the trusted comparison."""
+        reference = self.reference()
+        observations, problem = self.observe(notebook)
+        points, reasons = {}, {}
+        for grade_id, max_points in self.test_points.items():
+            if grade_id in observations and observations[grade_id] == reference[grade_id]:
+                points[grade_id] = max_points
+                continue
+            points[grade_id] = 0.0
+            reasons[grade_id] = problem or _difference(observations.get(grade_id), reference[grade_id])
+        return Verdict(points, reasons)
+
+
+def _difference(seen: object, expected: object) -> str:
+    """Where an observation first differs from the solution's, without saying what the solution's is."""
+    if type(seen) is list and type(expected) is list:
+        for index, (mine, theirs) in enumerate(zip(seen, expected, strict=False)):
+            if mine != theirs:
+                return f"case {index + 1} of {len(expected)} differs"
+        return f"{len(seen)} cases observed, {len(expected)} expected"
+    return "the observation differs" if seen is not None else "nothing was observed"

@@ -1,0 +1,104 @@
+"""The grading sandbox on its own: what a child can run, see and reach, and how the grader learns it ended."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from grader.sandbox import CellTimeout, ChildDied, Limits, Sandbox, bubblewrap_available
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory):
+    with Sandbox(tmp_path_factory.mktemp("sandbox"), limits=Limits(cell_seconds=5, memory_mb=512)) as running:
+        yield running
+
+
+def run(sandbox: Sandbox, *sources: str) -> list[dict]:
+    """Run cells in one fresh child; the replies."""
+    with sandbox.child() as child:
+        return [child.request({"op": "run", "source": source}) for source in sources]
+
+
+def text(reply: dict) -> str:
+    return "".join(o.get("text", "") + o.get("evalue", "") for o in reply["outputs"])
+
+
+def test_bubblewrap_is_there_under_ci() -> None:
+    if os.environ.get("CI") == "true":
+        assert bubblewrap_available(), ".ci/run installs bubblewrap; without it grading would run unconfined"
+
+
+def test_outputs_are_those_a_kernel_sends(sandbox: Sandbox) -> None:
+    value, streams, error, shown = run(
+        sandbox,
+        "import torch\ntorch.ones(2)",
+        "import sys\nprint('out')\nprint('err', file=sys.stderr)",
+        "x = 1\n1 / x0",
+        "from IPython.display import HTML, display\ndisplay(HTML('<b>b</b>'))",
+    )
+    assert value["outputs"] == [
+        {
+            "output_type": "execute_result",
+            "data": {"text/plain": "tensor([1., 1.])"},
+            "metadata": {},
+            "execution_count": 1,
+        }
+    ]
+    assert [(o["name"], o["text"]) for o in streams["outputs"]] == [("stdout", "out\n"), ("stderr", "err\n")]
+    assert not error["success"] and error["outputs"][0]["ename"] == "NameError"
+    assert shown["outputs"][0]["data"]["text/html"] == "<b>b</b>"
+
+
+def test_each_child_starts_fresh(sandbox: Sandbox) -> None:
+    [first] = run(sandbox, "import random\nsecret = 42\nrandom.random()")
+    [second] = run(sandbox, "'secret' in globals()")
+    [third] = run(sandbox, "import random\nrandom.random()")
+    assert second["outputs"][0]["data"]["text/plain"] == "False"
+    assert first["outputs"][0]["data"] != third["outputs"][0]["data"], "children must not share random state"
+
+
+@pytest.mark.skipif(not bubblewrap_available(), reason="bubblewrap is not installed here")
+def test_a_child_sees_neither_the_repository_nor_the_network(sandbox: Sandbox) -> None:
+    replies = run(
+        sandbox,
+        f"open({str(REPO / 'README.md')!r})",
+        f"import os\nos.listdir({str(REPO / 'solutions')!r})",
+        "import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=2)",
+        "import os\nsorted(os.listdir('/'))",
+    )
+    assert [r["outputs"][0]["ename"] for r in replies[:3]] == [
+        "FileNotFoundError",
+        "FileNotFoundError",
+        "ConnectionRefusedError",
+    ]
+    assert "'work'" in text(replies[3]) or "work" in replies[3]["outputs"][0]["data"]["text/plain"]
+    assert "'home'" not in replies[3]["outputs"][0]["data"]["text/plain"]
+
+
+@pytest.mark.skipif(not (bubblewrap_available() and os.geteuid() == 0), reason="needs bubblewrap run as root")
+def test_children_cannot_reach_each_other(sandbox: Sandbox) -> None:
+    with sandbox.child() as first:
+        where = first.request({"op": "run", "source": "import os\nopen('note', 'w').write('x')\nos.getcwd()"})
+        folder = where["outputs"][0]["data"]["text/plain"].strip("'")
+        [other] = run(sandbox, f"import os\nos.listdir({folder!r})")
+        assert other["outputs"][0]["ename"] == "PermissionError"
+
+
+def test_a_dead_or_stuck_child_is_reported(sandbox: Sandbox) -> None:
+    with pytest.raises(ChildDied, match="exited with status 3"):
+        run(sandbox, "import os\nos._exit(3)")
+    with pytest.raises(ChildDied, match="segmentation fault"):
+        run(sandbox, "import ctypes\nctypes.string_at(0)")
+    with pytest.raises(CellTimeout, match="time limit"):
+        run(sandbox, "while True:\n    pass")
+
+
+def test_limits_hold(sandbox: Sandbox) -> None:
+    memory, flood = run(sandbox, "x = bytearray(1 << 30)", "for i in range(200_000):\n    print('line', i)")
+    assert memory["outputs"][-1]["ename"] == "MemoryError"
+    assert len(text(flood)) < 2 << 20 and text(flood).rstrip().endswith("[output truncated by the grader]")
