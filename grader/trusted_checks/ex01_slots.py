@@ -1,0 +1,708 @@
+"""Observers for exercise 1 (slots): classify_slots and copy_sharing_parameters driven on the cases of each graded
+test cell, recording what they return and what they do to the modules, never what they should return."""
+
+from __future__ import annotations
+
+import random
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from grader.trusted_checks.common import plain
+
+# The vocabulary of classify_slots (the read-only cell `group_names`), not an answer: which key belongs to which
+# group is left to the parent's comparison.
+GROUPS = (
+    "registry",
+    "non-persistent marker",
+    "mode flag",
+    "hook table",
+    "hook flag table",
+    "backward-kind flag",
+    "other",
+)
+# The 17 slots nn.Module.__init__ writes (torch 2.1 to 2.15), in its order, as the hidden test of part 2 lists them.
+SLOT_NAMES = [
+    "training", "_parameters", "_buffers", "_non_persistent_buffers_set", "_backward_pre_hooks",
+    "_backward_hooks", "_is_full_backward_hook", "_forward_hooks", "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called", "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs",
+    "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks", "_modules",
+]  # fmt: skip
+CONTAINERS = set(SLOT_NAMES) - {"training", "_is_full_backward_hook"}
+
+
+def raised(error: Exception) -> list:
+    return ["raises", type(error).__name__]
+
+
+def returns_type(function: object, expected: type, *args: object) -> object:
+    """The visible lines of a hidden cell: only the type of what the function returns is checked."""
+    if not callable(function):
+        return ["missing", type(function).__name__]
+    try:
+        return ["returns", type(function(*args)) is expected]
+    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
+        return raised(error)
+
+
+def dict_items(value: object) -> object:
+    """A dict's items in order (plain() keeps dicts as JSON objects, whose order the comparison ignores)."""
+    if type(value) is not dict:
+        return ["not a dict", type(value).__name__]
+    return [[plain(key), plain(item)] for key, item in value.items()]
+
+
+def single_thread(observer: Callable[[dict], object]) -> Callable[[dict], object]:
+    """Run an observer on one thread (tiny tensors: faster, and the same arithmetic in every run)."""
+
+    def run(ns: dict) -> object:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.random.fork_rng(devices=[]):
+                return observer(ns)
+        finally:
+            torch.set_num_threads(threads)
+
+    run.__name__ = observer.__name__
+    return run
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: classify_slots
+# ---------------------------------------------------------------------------------------------------------
+
+
+class WithCache(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = OrderedDict()  # an OrderedDict like the hook tables, but a user attribute
+
+
+@single_thread
+def observe_classify_visible(ns: dict) -> list:
+    """The visible cell: every key of nn.Linear(3, 2) in order with a group from GROUPS, the group of the seven
+    keys it names; then the keys of a module with a user OrderedDict, and the group of that attribute."""
+    classify = ns.get("classify_slots")
+    checked = {
+        "training", "_parameters", "_modules", "_non_persistent_buffers_set", "_forward_hooks",
+        "_is_full_backward_hook", "in_features",
+    }  # fmt: skip
+    observations: list = []
+    if not callable(classify):
+        return ["missing", type(classify).__name__]
+    lin = nn.Linear(3, 2)
+    try:
+        groups = classify(lin)
+        if type(groups) is not dict:
+            observations.append(["not a dict", type(groups).__name__])
+        else:
+            entries = []
+            for name, group in groups.items():
+                if type(name) is str and name in checked:
+                    entries.append([name, plain(group)])
+                else:
+                    entries.append([plain(name), type(group) is str and group in GROUPS])
+            observations.append(entries)
+    except Exception as error:  # noqa: BLE001
+        observations.append(raised(error))
+    with_cache = WithCache()
+    try:
+        groups = classify(with_cache)
+        if type(groups) is not dict:
+            observations.append(["not a dict", type(groups).__name__])
+        else:
+            observations.append([[plain(name) for name in groups], plain(groups.get("cache"))])
+    except Exception as error:  # noqa: BLE001
+        observations.append(raised(error))
+    return observations
+
+
+# The generated modules of the hidden cell of part 1: the same code and the same draws from the same seed, with the
+# labels left out.
+CLASSIFY_SEED, CLASSIFY_CASES = 20130101, 100
+CLASSIFY_DECOY_NAMES = [
+    "cache", "hooks", "registry", "flags", "mode", "Training", "training_steps", "parameters_",
+    "_forward_hooks_extra", "_parameters_backup", "_buffers_", "_modules_cache", "_Modules", "_hooks",
+    "_non_persistent", "_is_full_backward_hook_seen", "_state_dict_hooks_old", "_backward_hooks2",
+    "_forward_pre_hooks_with_kwargs_v2", "_load_state_dict_post_hook", "_compiled_call_impl",
+]  # fmt: skip
+CLASSIFY_DECOY_VALUES: list[Callable[[], object]] = [
+    OrderedDict,
+    lambda: OrderedDict([(0, True)]),
+    dict,
+    lambda: {"w": None},
+    set,
+    lambda: {"buf"},
+    lambda: True,
+    lambda: False,
+    lambda: None,
+    lambda: 3,
+    lambda: "note",
+    lambda: torch.zeros(2),
+    lambda: [1, 2],
+    lambda: print,
+]
+
+
+def classify_decoys(rng: random.Random, low: int, high: int) -> list[tuple[str, object]]:
+    decoys = []
+    for name in rng.sample(CLASSIFY_DECOY_NAMES, rng.randint(low, high)):
+        make = rng.choice(CLASSIFY_DECOY_VALUES)
+        decoys.append((name, make()))
+    return decoys
+
+
+class Extras(nn.Module):
+    def __init__(self, width: int, decoys: list[tuple[str, object]]) -> None:
+        super().__init__()
+        self.width = width
+        self.proj = nn.Linear(width, width)
+        for name, value in decoys:
+            setattr(self, name, value)
+        self.register_buffer("scale", torch.ones(width), persistent=False)
+
+
+class Early(nn.Module):
+    def __init__(self, decoys: list[tuple[str, object]]) -> None:
+        for name, value in decoys:  # plain attributes are accepted before super().__init__()
+            setattr(self, name, value)
+        super().__init__()
+        self.head = nn.Linear(2, 2)
+
+
+def silent_hook(*args: object, **kwargs: object) -> None:
+    return None
+
+
+def classify_add_hooks(module: nn.Module, rng: random.Random) -> None:
+    full_backward = rng.random() < 0.5
+    kinds = ["pre", "fwd", "bwd_pre", "bwd", "sd_pre", "sd_post", "load_pre", "load_post", "removed"]
+    for kind in rng.sample(kinds, rng.randint(1, len(kinds))):
+        prepend, with_kwargs, always_call = (rng.random() < 0.5 for _ in range(3))
+        if kind == "pre":
+            module.register_forward_pre_hook(silent_hook, prepend=prepend, with_kwargs=with_kwargs)
+        elif kind == "fwd":
+            module.register_forward_hook(silent_hook, prepend=prepend, with_kwargs=with_kwargs, always_call=always_call)
+        elif kind == "bwd_pre":
+            module.register_full_backward_pre_hook(silent_hook, prepend=prepend)
+        elif kind == "bwd" and full_backward:
+            module.register_full_backward_hook(silent_hook, prepend=prepend)
+        elif kind == "bwd":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                module.register_backward_hook(silent_hook)
+        elif kind == "sd_pre":
+            module.register_state_dict_pre_hook(silent_hook)
+        elif kind == "sd_post":
+            module.register_state_dict_post_hook(silent_hook)
+        elif kind == "load_pre":
+            module.register_load_state_dict_pre_hook(silent_hook)
+        elif kind == "load_post":
+            module.register_load_state_dict_post_hook(silent_hook)
+        else:
+            module.register_forward_hook(silent_hook, with_kwargs=True, always_call=True).remove()
+
+
+def classify_built(rng: random.Random) -> nn.Module:
+    kind = rng.choice(["module", "linear", "conv", "norm", "sequential", "extras"])
+    if kind == "module":
+        return nn.Module()
+    if kind == "linear":
+        i, o, bias = rng.randint(1, 5), rng.randint(1, 5), rng.random() < 0.5
+        return nn.Linear(i, o, bias=bias)
+    if kind == "conv":
+        cls = rng.choice([nn.Conv1d, nn.Conv2d])
+        c_in, c_out, k = rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 3)
+        return cls(c_in, c_out, k)
+    if kind == "norm":
+        n, affine, track = rng.randint(1, 4), rng.random() < 0.5, rng.random() < 0.5
+        return nn.BatchNorm1d(n, affine=affine, track_running_stats=track)
+    if kind == "sequential":
+        shared = nn.Linear(3, 3)
+        return nn.Sequential(shared, nn.ReLU(), nn.Sequential(shared, nn.Tanh()), shared)
+    decoys = classify_decoys(rng, 1, 4)
+    return Extras(rng.randint(1, 3), decoys)
+
+
+def classify_case(rng: random.Random) -> nn.Module:
+    kind = rng.choice(["built", "built", "built", "early", "new", "compiled"])
+    if kind == "early":
+        module = Early(classify_decoys(rng, 1, 4))
+    elif kind == "new":
+        cls = rng.choice([nn.Module, nn.Linear, nn.BatchNorm1d, Extras, Early])
+        module = cls.__new__(cls)
+        n_slots = rng.choice([0, 0, rng.randint(1, 16), 17])
+        decoys = classify_decoys(rng, 0, 3)
+        decoys_first = rng.random() < 0.5
+        if decoys_first:
+            for name, value in decoys:
+                setattr(module, name, value)
+        template = vars(nn.Module())
+        for name in list(template)[:n_slots]:
+            vars(module)[name] = template[name]
+        if not decoys_first:
+            for name, value in decoys:
+                setattr(module, name, value)
+        return module
+    else:
+        module = classify_built(rng)
+        if kind == "compiled":
+            module._compiled_call_impl = module._call_impl  # what m.compile() stores, without compiling
+    if rng.random() < 0.6:
+        classify_add_hooks(module, rng)
+    if rng.random() < 0.3:
+        module.register_buffer("extra_buffer", torch.zeros(1), persistent=False)
+        module.register_parameter("no_param", None)
+        module.register_module("no_child", None)
+    if rng.random() < 0.3:
+        module.eval()
+    if rng.random() < 0.3:
+        for name, value in classify_decoys(rng, 1, 3):
+            setattr(module, name, value)
+    return module
+
+
+def classify_snapshot(module: nn.Module) -> list:
+    state = []
+    for name, value in vars(module).items():
+        entry: tuple = (name, type(value), id(value))
+        if type(value) in (dict, OrderedDict):
+            entry += (tuple((key, id(item)) for key, item in value.items()),)
+        elif type(value) is set:
+            entry += (frozenset(value),)
+        state.append(entry)
+    return state
+
+
+@single_thread
+def observe_classify_hidden(ns: dict) -> list:
+    """The hidden cell: the type returned for nn.Linear(2, 2), then for each generated module the items returned,
+    in order, and whether vars(module) and its containers are as before the call."""
+    classify = ns.get("classify_slots")
+    observations: list = [returns_type(classify, dict, nn.Linear(2, 2))]
+    if not callable(classify):
+        return observations
+    rng = random.Random(CLASSIFY_SEED)
+    for _ in range(CLASSIFY_CASES):
+        module = classify_case(rng)
+        before = classify_snapshot(module)
+        try:
+            got = classify(module)
+            observations.append([dict_items(got), classify_snapshot(module) == before])
+        except Exception as error:  # noqa: BLE001
+            observations.append(raised(error))
+    return observations
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: copy_sharing_parameters
+# ---------------------------------------------------------------------------------------------------------
+
+
+class Stop(Exception):
+    """A structural check failed: the observation ends there, as the test stops at its first failed assert."""
+
+
+def walk(root: nn.Module) -> list[tuple[str, nn.Module]]:
+    """Every module of a tree once, with a path, following _modules in vars()."""
+    found, todo, seen = [], [(root, "root")], set()
+    while todo:
+        module, path = todo.pop(0)
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        found.append((path, module))
+        children = vars(module).get("_modules")
+        if type(children) is dict:
+            todo.extend((child, f"{path}.{key}") for key, child in children.items() if child is not None)
+    return found
+
+
+def same_keys(got: object, expected: dict) -> bool:
+    got_keys, expected_keys = list(got), list(expected)
+    if len(got_keys) != len(expected_keys):
+        return False
+    return all(type(a) is type(b) and a == b for a, b in zip(got_keys, expected_keys, strict=True))
+
+
+def structure(original: nn.Module, copy: object) -> list:
+    """How the copy relates to the original, check by check as the hidden cell makes them (types, keys in order,
+    identities): [checks that held, whether one failed (the walk stops at the first)]."""
+    modules = walk(original)
+    original_ids = {id(module) for _, module in modules}
+    container_ids = {id(vars(m)[n]) for _, m in modules for n in CONTAINERS if n in vars(m)}
+    copy_of: dict[int, object] = {}
+    copies_seen: set[int] = set()
+    held = [0]
+
+    def fact(ok: bool) -> None:
+        if not ok:
+            raise Stop
+        held[0] += 1
+
+    def visit(orig: nn.Module, clone: object) -> None:
+        if id(orig) in copy_of:
+            fact(clone is copy_of[id(orig)])
+            return
+        copy_of[id(orig)] = clone
+        fact(type(clone) is type(orig))
+        fact(id(clone) not in original_ids)
+        fact(id(clone) not in copies_seen)
+        copies_seen.add(id(clone))
+        vo, vc = vars(orig), vars(clone)
+        fact(list(vc) == list(vo))
+        for name, value in vo.items():
+            got = vc[name]
+            if name not in CONTAINERS:
+                fact(got is value)
+                continue
+            fact(got is not value and id(got) not in container_ids)
+            fact(type(got) is type(value))
+            if type(value) is set:
+                fact(all(type(item) is str for item in got) and sorted(got) == sorted(value))
+                continue
+            fact(same_keys(got, value))
+            for key, item in value.items():
+                if name == "_modules" and item is None:
+                    fact(got[key] is None)
+                elif name == "_modules":
+                    visit(item, got[key])
+                else:
+                    fact(got[key] is item)
+
+    try:
+        visit(original, copy)
+    except Stop:
+        return [held[0], False]
+    return [held[0], True]
+
+
+def copy_visible_part(copy_sharing_parameters: Callable, observations: list) -> None:
+    gen = torch.Generator().manual_seed(20130209)
+    torch.manual_seed(20130209)
+    lin = nn.Linear(3, 2)
+    seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    x = torch.randn(4, 3, generator=gen)
+    view = copy_sharing_parameters(lin)
+    observations.append(type(view) is nn.Linear)
+    observations.append(view is not lin)
+    observations.append(list(vars(view)) == list(vars(lin)))
+    state, original_state = vars(view), vars(lin)
+    observations.append(state["_parameters"] is not original_state["_parameters"])
+    observations.append(type(state["_parameters"]) is dict)
+    observations.append(state["_forward_hooks"] is not original_state["_forward_hooks"])
+    observations.append(type(state["_forward_hooks"]) is OrderedDict)
+    observations.append(state["_parameters"]["weight"] is lin.weight)
+    observations.append(state["_parameters"]["bias"] is lin.bias)
+    observations.append(plain(view(x)))  # the original's output is left to the comparison with the solution's
+    handle = view.register_forward_hook(lambda module, args, output: None)
+    observations.append(len(lin._forward_hooks) == 0)
+    handle.remove()
+    view.eval()
+    observations.append(bool(lin.training))
+    seq_view = copy_sharing_parameters(seq)
+    first, first_view = seq._modules["0"], vars(seq_view)["_modules"]["0"]
+    observations.append(first_view is not first)
+    observations.append(type(first_view) is nn.Linear)
+    observations.append(vars(first_view)["_parameters"] is not vars(first)["_parameters"])
+    observations.append(vars(first_view)["_parameters"]["weight"] is first.weight)
+    observations.append(plain(seq_view(x)))
+
+
+@single_thread
+def observe_copy_visible(ns: dict) -> list:
+    """The visible cell: the identities and types it asserts on the copies of an nn.Linear and of a Sequential,
+    their outputs, and whether a hook or eval() on the copy reaches the original."""
+    copy_sharing_parameters = ns.get("copy_sharing_parameters")
+    if not callable(copy_sharing_parameters):
+        return ["missing", type(copy_sharing_parameters).__name__]
+    observations: list = []
+    try:
+        copy_visible_part(copy_sharing_parameters, observations)
+    except Exception as error:  # noqa: BLE001
+        observations.append(raised(error))
+    return observations
+
+
+# The generated trees of the hidden cell of part 2: the same code and the same draws from the same seed, labels
+# left out. Each case also seeds torch before it builds its modules, so the weights (and the outputs recorded) are
+# the same in every run whatever the submission draws from torch's generator.
+COPY_SEED, COPY_CASES = 20130202, 30
+COPY_DECOY_NAMES = [
+    "cache", "hooks", "registry", "flags", "mode", "Training", "training_steps", "parameters_",
+    "_forward_hooks_extra", "_parameters_backup", "_buffers_", "_modules_cache", "_hooks",
+    "_non_persistent", "_is_full_backward_hook_seen", "_state_dict_hooks_old",
+]  # fmt: skip
+COPY_DECOY_VALUES: list[Callable[[], object]] = [
+    lambda: OrderedDict([(0, True)]),
+    lambda: {"w": None},
+    lambda: {"buf"},
+    lambda: True,
+    lambda: None,
+    lambda: 3,
+    lambda: torch.zeros(2),
+    lambda: [1, 2],
+]
+
+
+class CopyCase:
+    """The state one run of the hidden cell of part 2 shares between its cases."""
+
+    def __init__(self, copy_sharing_parameters: Callable) -> None:
+        self.copy_sharing_parameters = copy_sharing_parameters
+        self.constructed: list[nn.Module] = []
+        self.log: list[str] = []
+        self.classes = self.make_classes()
+
+    def make_classes(self) -> dict[str, type]:
+        constructed = self.constructed
+
+        class Extras(nn.Module):
+            def __init__(self, width: int, decoys: list) -> None:
+                super().__init__()
+                constructed.append(self)
+                self.width = width
+                self.proj = nn.Linear(width, width)
+                for name, value in decoys:
+                    setattr(self, name, value)
+                self.register_buffer("scale", torch.full((width,), 0.5), persistent=False)
+                self.helpers = [nn.Linear(1, 1)]  # a plain list of modules: not registered, shared as it is
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.proj(x) * self.scale
+
+        class Fork(nn.Module):
+            def __init__(self, left: nn.Module, right: nn.Module) -> None:
+                super().__init__()
+                constructed.append(self)
+                self.left = left
+                self.right = right
+                self.register_module("missing", None)
+                self.register_parameter("unused", None)
+                self.register_buffer("empty", None)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.left(x) + self.right(x)
+
+        class Early(nn.Module):
+            def __init__(self, width: int, decoys: list) -> None:
+                constructed.append(self)
+                for name, value in decoys:  # plain attributes are accepted before super().__init__()
+                    setattr(self, name, value)
+                super().__init__()
+                self.head = nn.Linear(width, width)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.head(x)
+
+        return {"Extras": Extras, "Fork": Fork, "Early": Early}
+
+    def logging_hook(self, tag: str) -> Callable:
+        log = self.log
+
+        def hook(*args: object, **kwargs: object) -> None:
+            log.append(tag)
+
+        return hook
+
+    @staticmethod
+    def decoys(rng: random.Random, low: int, high: int) -> list[tuple[str, object]]:
+        decoys = []
+        for name in rng.sample(COPY_DECOY_NAMES, rng.randint(low, high)):
+            make = rng.choice(COPY_DECOY_VALUES)
+            decoys.append((name, make()))
+        return decoys
+
+    def add_hooks(self, module: nn.Module, number: int, rng: random.Random) -> None:
+        full_backward = rng.random() < 0.5
+        kinds = ["pre", "fwd", "bwd_pre", "bwd", "sd_pre", "sd_post", "load_pre", "load_post", "removed"]
+        for kind in rng.sample(kinds, rng.randint(1, 5)):
+            prepend, with_kwargs, always_call = (rng.random() < 0.5 for _ in range(3))
+            hook = self.logging_hook(f"{kind}@#{number}")
+            if kind == "pre":
+                module.register_forward_pre_hook(hook, prepend=prepend, with_kwargs=with_kwargs)
+            elif kind == "fwd":
+                module.register_forward_hook(hook, prepend=prepend, with_kwargs=with_kwargs, always_call=always_call)
+            elif kind == "bwd_pre":
+                module.register_full_backward_pre_hook(hook, prepend=prepend)
+            elif kind == "bwd" and full_backward:
+                module.register_full_backward_hook(hook, prepend=prepend)
+            elif kind == "bwd":
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    module.register_backward_hook(hook)
+            elif kind == "sd_pre":
+                module.register_state_dict_pre_hook(hook)
+            elif kind == "sd_post":
+                module.register_state_dict_post_hook(hook)
+            elif kind == "load_pre":
+                module.register_load_state_dict_pre_hook(hook)
+            elif kind == "load_post":
+                module.register_load_state_dict_post_hook(hook)
+            else:
+                module.register_forward_hook(hook, with_kwargs=True, always_call=True).remove()
+
+    def build_tree(self, rng: random.Random, width: int, depth: int, pool: list) -> nn.Module:
+        if pool and rng.random() < 0.3:
+            return rng.choice(pool)  # the same object in a second place: a shared submodule
+        kinds = ["linear", "linear", "linear", "relu", "tanh", "identity", "norm", "extras", "early"]
+        kind = rng.choice(kinds + ["sequential", "fork"] * 4 if depth > 0 else kinds)
+        if kind == "sequential":
+            children = [self.build_tree(rng, width, depth - 1, pool) for _ in range(rng.randint(1, 3))]
+            module = nn.Sequential(*children)
+        elif kind == "fork":
+            left = self.build_tree(rng, width, depth - 1, pool)
+            right = self.build_tree(rng, width, depth - 1, pool)
+            module = self.classes["Fork"](left, right)
+        elif kind == "linear":
+            module = nn.Linear(width, width, bias=rng.random() < 0.7)
+        elif kind == "norm":
+            affine, track = rng.random() < 0.5, rng.random() < 0.5
+            module = nn.BatchNorm1d(width, affine=affine, track_running_stats=track)
+        elif kind == "extras":
+            module = self.classes["Extras"](width, self.decoys(rng, 0, 3))
+        elif kind == "early":
+            module = self.classes["Early"](width, self.decoys(rng, 1, 3))
+        else:
+            module = {"relu": nn.ReLU, "tanh": nn.Tanh, "identity": nn.Identity}[kind]()
+        pool.append(module)
+        return module
+
+    def make_case(self, rng: random.Random) -> tuple[nn.Module, int | None]:
+        """(module, width or None when the module must not be called)."""
+        kind = rng.choice(["tree"] * 6 + ["compiled", "new"])
+        if kind == "new":
+            cls = rng.choice(
+                [nn.Module, nn.Linear, self.classes["Extras"], self.classes["Fork"], self.classes["Early"]]
+            )
+            module = cls.__new__(cls)
+            n_slots = rng.choice([0, rng.randint(1, 16), 17])
+            decoys = self.decoys(rng, 0, 3)
+            decoys_first = rng.random() < 0.5
+            if decoys_first:
+                for name, value in decoys:
+                    setattr(module, name, value)
+            template = vars(nn.Module())
+            for name in SLOT_NAMES[:n_slots]:
+                vars(module)[name] = template[name]
+            if decoys and not decoys_first:
+                for name, value in decoys:
+                    setattr(module, name, value)
+            if n_slots == 17 and rng.random() < 0.7:
+                child = nn.Linear(2, 2)
+                module.register_parameter("w", nn.Parameter(torch.zeros(2)))
+                module.add_module("child", child)
+                module.add_module("nothing", None)
+                module.add_module("again", child)
+                module.register_forward_hook(self.logging_hook("new"), with_kwargs=True)
+            return module, None
+        width = rng.randint(1, 4)
+        pool: list[nn.Module] = []
+        module = self.build_tree(rng, width, rng.choice([0, 1, 2, 2, 3, 3]), pool)
+        linears = [m for m in pool if type(m) is nn.Linear]
+        if len(linears) >= 2 and rng.random() < 0.5:
+            a, b = rng.sample(linears, 2)
+            b.weight = a.weight
+        for number, node in enumerate(pool, start=1):
+            if rng.random() < 0.3:
+                self.add_hooks(node, number, rng)
+            if rng.random() < 0.15:
+                node.eval()
+            if rng.random() < 0.15:
+                for name, value in self.decoys(rng, 1, 2):
+                    setattr(node, name, value)
+        if kind == "compiled":
+            module._compiled_call_impl = module._call_impl  # what m.compile() stores, without compiling
+            return module, None
+        return module, width
+
+    def behaviour(self, original: nn.Module, copy: nn.Module, width: int, gen: torch.Generator) -> list:
+        """What the copy computes and which hooks it fires, and whether changes to it reach the original."""
+        observations: list = []
+        log = self.log
+        x = torch.randn(3, width, generator=gen)
+        with torch.no_grad():
+            log.clear()
+            observations.append(plain(copy(x)))
+            observations.append(list(log))
+            for _, module in walk(original):  # an in-place update of the original's parameters...
+                for parameter in vars(module)["_parameters"].values():
+                    if parameter is not None:
+                        parameter.mul_(0.5).add_(0.25)
+            observations.append(plain(copy(x)))  # ... is seen by the copy
+            probe = original.register_forward_hook(self.logging_hook("probe"))
+            copy_again = self.copy_sharing_parameters(original)
+            observations.append(structure(original, copy_again))
+            probe.remove()
+            log.clear()
+            copy_again(x)
+            observations.append("probe" in log)
+        copy.register_parameter("added_to_copy", nn.Parameter(torch.zeros(1)))
+        observations.append("added_to_copy" not in vars(original)["_parameters"])
+        hooks_before = list(vars(original)["_forward_pre_hooks"])
+        copy.register_forward_pre_hook(self.logging_hook("copy only"))
+        observations.append(list(vars(original)["_forward_pre_hooks"]) == hooks_before)
+        modes = [(path, vars(module)["training"]) for path, module in walk(original)]
+        copy.train(False)
+        observations.append(all((path, vars(module)["training"]) in modes for path, module in walk(original)))
+        return observations
+
+    def observe(self, module: nn.Module, width: int | None, gen: torch.Generator) -> list:
+        before = CopyCase.snapshot(module)
+        n_constructed = len(self.constructed)
+        copy = self.copy_sharing_parameters(module)
+        observations: list = [len(self.constructed) == n_constructed, CopyCase.snapshot(module) == before]
+        observations.append(copy is not module)
+        observations.append(structure(module, copy))
+        if observations[-1][1] and width is not None:
+            observations.extend(self.behaviour(module, copy, width, gen))
+        return observations
+
+    @staticmethod
+    def snapshot(root: nn.Module) -> list:
+        state = []
+        for path, module in walk(root):
+            for name, value in vars(module).items():
+                entry: tuple = (path, name, type(value), id(value))
+                if type(value) in (dict, OrderedDict):
+                    entry += (tuple((key, id(item)) for key, item in value.items()),)
+                elif type(value) is set:
+                    entry += (frozenset(value),)
+                state.append(entry)
+        return state
+
+
+@single_thread
+def observe_copy_hidden(ns: dict) -> list:
+    """The hidden cell: the type of the copy of nn.Linear(2, 2), then for each generated tree whether the copy was
+    built without a constructor and without changing the original, how it relates to the original (structure()),
+    and for a tree that can be called, what behaviour() records."""
+    copy_sharing_parameters = ns.get("copy_sharing_parameters")
+    first_linear = nn.Linear(2, 2)  # kept alive for the whole observation, as the cell keeps its global
+    observations: list = [returns_type(copy_sharing_parameters, nn.Linear, first_linear)]
+    if not callable(copy_sharing_parameters):
+        return observations
+    cases = CopyCase(copy_sharing_parameters)
+    rng = random.Random(COPY_SEED)
+    gen = torch.Generator().manual_seed(COPY_SEED)
+    for number in range(1, COPY_CASES + 1):
+        torch.manual_seed(COPY_SEED + number)
+        module, width = cases.make_case(rng)
+        try:
+            observations.append(cases.observe(module, width, gen))
+        except Exception as error:  # noqa: BLE001
+            observations.append(raised(error))
+    return observations
+
+
+OBSERVERS = {
+    "test_classify_slots_visible": observe_classify_visible,
+    "test_classify_slots_hidden": observe_classify_hidden,
+    "test_copy_visible": observe_copy_visible,
+    "test_copy_hidden": observe_copy_hidden,
+}

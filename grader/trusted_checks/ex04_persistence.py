@@ -1,0 +1,593 @@
+"""Trusted checks for ex04_persistence: what migrate_state_dict and explain_incompatibility return and change on the
+checkpoints of each test cell (the hidden cells' seeded cases rebuilt here), recorded case by case."""
+
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from grader.trusted_checks.common import plain
+
+
+def raised(error: Exception) -> list:
+    return ["raises", type(error).__name__]
+
+
+def in_turn(cases: list, observe: Callable[..., object]) -> list:
+    """observe(*case) for every case, a failing case recorded as its exception."""
+    seen = []
+    for case in cases:
+        try:
+            seen.append(observe(*case))
+        except Exception as error:  # noqa: BLE001 - a failure of the submission is an observation
+            seen.append(raised(error))
+    return seen
+
+
+def numbers(tensor: object) -> object:
+    """The values of a tensor, JSON-safe: non-finite values spelled out."""
+    if not isinstance(tensor, torch.Tensor):
+        return plain(tensor)
+    values = tensor.detach().tolist()
+    return values if bool(torch.isfinite(tensor).all()) else {"non-finite": repr(values)}
+
+
+def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:
+    """Load strictly; when a RuntimeError stops it, whether its message names each of keys ("key")."""
+    try:
+        model.load_state_dict(checkpoint)
+    except Exception as error:  # noqa: BLE001
+        if not isinstance(error, RuntimeError):
+            return ["raises", False]
+        return ["raises", True, [f'"{key}"' in str(error) for key in keys]]
+    return ["loads"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: migrate_state_dict
+# ---------------------------------------------------------------------------------------------------------
+
+
+def observe_migrate_visible(ns: dict) -> list:
+    migrate_state_dict = ns.get("migrate_state_dict")
+    release_1, release_2, standardizer = ns.get("StandardizerV1"), ns.get("StandardizerV2"), ns.get("Standardizer")
+
+    def version_1():
+        checkpoint = release_1(3).state_dict()
+        checkpoint["scale"] = torch.tensor([1.0, 2.0, 3.0])
+        checkpoint["running_mean"] = torch.tensor([0.5, -0.5, 0.25])
+        checkpoint["steps"] = torch.tensor(7)
+        keys_before, values_before = list(checkpoint), [id(value) for value in checkpoint.values()]
+        migrated = migrate_state_dict(checkpoint, "", 1)
+        seen = [
+            type(migrated) in (dict, OrderedDict),
+            migrated is not checkpoint,
+            list(checkpoint) == keys_before,
+            [id(value) for value in checkpoint.values()] == values_before,
+            plain(sorted(migrated)),
+            [migrated["mean"] is checkpoint["running_mean"], migrated["scale"] is checkpoint["scale"]],
+        ]
+        model = standardizer(3)
+        model.steps.fill_(42)
+        model.load_state_dict(checkpoint)
+        return [*seen, numbers(model.mean), numbers(model.scale), plain(model.steps.item())]
+
+    def later(release):
+        standardizer(3).load_state_dict(release(3).state_dict())
+        return "loads"
+
+    def damaged():
+        checkpoint = release_2(3).state_dict()
+        checkpoint["bogus"] = torch.zeros(3)
+        return strict_load(standardizer(3), checkpoint, ["bogus"])
+
+    return [*in_turn([[]], version_1), *in_turn([[release_2], [standardizer]], later), *in_turn([[]], damaged)]
+
+
+MIGRATE_SEED, MIGRATE_CASES = 20130404, 16
+CHILD_NAMES = ["enc", "dec", "head", "body", "norm", "stats", "pre"]
+UNKNOWN_NAMES = ["bogus", "running_var", "mean_sq", "count", "scale_old"]
+
+
+def migrate_spec(rng: random.Random, depth: int, with_standardizer: bool) -> tuple:
+    if depth == 0:
+        kind = "std" if with_standardizer else rng.choice(["std", "linear", "norm"])
+        if kind == "std":
+            return ("std", rng.randint(1, 4))
+        if kind == "linear":
+            return ("linear", rng.randint(1, 3), rng.randint(1, 3), rng.random() < 0.7)
+        return ("norm", rng.randint(1, 3))
+    children = [migrate_spec(rng, depth - 1, with_standardizer)]
+    children += [migrate_spec(rng, rng.randint(0, depth - 1), False) for _ in range(rng.randint(0, 2))]
+    rng.shuffle(children)
+    if rng.random() < 0.5:
+        return ("seq", children)
+    return ("dict", list(zip(rng.sample(CHILD_NAMES, len(children)), children, strict=True)))
+
+
+def entries(spec: tuple) -> object:
+    return enumerate(spec[1]) if spec[0] == "seq" else spec[1]
+
+
+def leaves(spec: tuple, prefix: str = "") -> object:
+    if spec[0] in ("seq", "dict"):
+        for name, child in entries(spec):
+            yield from leaves(child, f"{prefix}{name}.")
+    else:
+        yield prefix, spec
+
+
+def migrate_build(spec: tuple, release_at: Callable[[str], type], prefix: str = "") -> nn.Module:
+    kind = spec[0]
+    if kind == "seq":
+        return nn.Sequential(*[migrate_build(child, release_at, f"{prefix}{i}.") for i, child in entries(spec)])
+    if kind == "dict":
+        return nn.ModuleDict(
+            {name: migrate_build(child, release_at, f"{prefix}{name}.") for name, child in entries(spec)}
+        )
+    if kind == "std":
+        return release_at(prefix)(spec[1])
+    if kind == "linear":
+        return nn.Linear(spec[1], spec[2], bias=spec[3])
+    return nn.BatchNorm1d(spec[1])
+
+
+def fill(model: nn.Module, gen: torch.Generator) -> None:
+    with torch.no_grad():
+        for tensor in [*model.parameters(), *model.buffers()]:
+            if tensor.is_floating_point():
+                tensor.copy_(torch.randn(tensor.shape, generator=gen))
+            else:
+                tensor.copy_(torch.randint(0, 1000, tensor.shape, generator=gen))
+
+
+def migrate_case(rng: random.Random) -> dict:
+    depth = rng.choice([0, 1, 1, 2, 2, 3, 3])
+    spec = migrate_spec(rng, depth, True)
+    all_leaves = list(leaves(spec))
+    prefixes = [prefix for prefix, leaf in all_leaves if leaf[0] == "std"]
+    versions = {prefix: rng.choice([1, 2, 3]) for prefix in prefixes}
+    metadata = rng.choice(["kept", "kept", "kept", "dict", "OrderedDict", "partly lost"])
+    if metadata == "kept":
+        unversioned = []
+    elif metadata == "partly lost":
+        unversioned = rng.sample(prefixes, rng.randint(1, len(prefixes)))
+    else:
+        unversioned = list(prefixes)
+    unknown = None
+    if rng.random() < 0.35:
+        if rng.random() < 0.8:
+            prefix = rng.choice(prefixes)
+            names = list(UNKNOWN_NAMES)
+            if prefix not in unversioned and versions[prefix] >= 2:
+                names += ["running_mean"] * 4
+            if prefix not in unversioned and versions[prefix] == 3:
+                names += ["steps"] * 4
+            unknown = prefix + rng.choice(names)
+        else:
+            unknown = rng.choice([prefix for prefix, _ in all_leaves] + [""]) + "bogus"
+    drop = (rng.random() < 0.8, rng.random()) if rng.random() < 0.25 else None
+    size = (depth, len(all_leaves), (unknown is not None) + (drop is not None), metadata != "kept")
+    return {
+        "spec": spec,
+        "versions": versions,
+        "metadata": metadata,
+        "unversioned": unversioned,
+        "unknown": unknown,
+        "drop": drop,
+        "seed": rng.randrange(2**31),
+        "size": size,
+    }
+
+
+def migrate_hand_made() -> list:
+    spec = ("dict", [("enc", ("std", 3)), ("head", ("seq", [("linear", 3, 2, True), ("std", 2)]))])
+    versions = {"enc.": 3, "head.1.": 2}
+    return [
+        {
+            "spec": spec,
+            "versions": versions,
+            "metadata": "kept",
+            "unversioned": [],
+            "unknown": unknown,
+            "drop": None,
+            "seed": MIGRATE_SEED + number,
+            "size": (2, 3, 1, False),
+        }
+        for number, unknown in enumerate(["enc.steps", "head.1.running_mean"])
+    ]
+
+
+def checkpoint_of(case: dict, releases: dict) -> object:
+    gen = torch.Generator().manual_seed(case["seed"])
+    source = migrate_build(case["spec"], lambda prefix: releases[case["versions"][prefix]])
+    fill(source, gen)
+    checkpoint = source.state_dict()
+    if case["metadata"] == "dict":
+        checkpoint = dict(checkpoint)
+    elif case["metadata"] == "OrderedDict":
+        checkpoint = OrderedDict(checkpoint)
+    elif case["metadata"] == "partly lost":
+        metadata = OrderedDict(checkpoint._metadata)
+        for prefix in case["unversioned"]:
+            del metadata[prefix[:-1]]
+        checkpoint._metadata = metadata
+    if case["drop"] is not None:
+        prefer_standardizer, where = case["drop"]
+        keys = [key for key in checkpoint if any(key.startswith(p) for p in case["versions"])]
+        keys = keys if prefer_standardizer and keys else list(checkpoint)
+        del checkpoint[keys[int(where * len(keys))]]
+    if case["unknown"] is not None and case["unknown"] not in checkpoint:
+        checkpoint[case["unknown"]] = torch.randn(2, generator=gen)
+    return checkpoint
+
+
+def checkpoint_snapshot(checkpoint: object) -> tuple:
+    metadata = getattr(checkpoint, "_metadata", None)
+    return (
+        type(checkpoint),
+        [(key, id(value), value._version) for key, value in checkpoint.items()],
+        id(metadata),
+        repr(metadata),
+    )
+
+
+def observe_migrate_hidden(ns: dict) -> list:
+    migrate_state_dict = ns.get("migrate_state_dict")
+    standardizer = ns.get("Standardizer")
+    releases = {1: ns.get("StandardizerV1"), 2: ns.get("StandardizerV2"), 3: standardizer}
+
+    def first():
+        return type(migrate_state_dict(releases[2](2).state_dict(), "", 2)) in (dict, OrderedDict)
+
+    def case(case):
+        checkpoint = checkpoint_of(case, releases)
+        origin = {id(value): key for key, value in checkpoint.items()}
+        seen = []
+        for prefix, release in case["versions"].items():
+            before = checkpoint_snapshot(checkpoint)
+            got = migrate_state_dict(checkpoint, prefix, None if prefix in case["unversioned"] else release)
+            kept = checkpoint_snapshot(checkpoint) == before
+            # Each key of the result with the key of the checkpoint whose very value it holds (None: another object).
+            pairs = sorted(([plain(key), origin.get(id(value))] for key, value in got.items()), key=repr)
+            seen.append([kept, type(got) in (dict, OrderedDict), got is not checkpoint, pairs])
+        model = migrate_build(case["spec"], lambda prefix: standardizer)
+        fill(model, torch.Generator().manual_seed(case["seed"] + 1))
+        before = checkpoint_snapshot(checkpoint)
+        result = model.load_state_dict(checkpoint, strict=False)
+        missing, unexpected = sorted(result.missing_keys), sorted(result.unexpected_keys)
+        seen += [
+            checkpoint_snapshot(checkpoint) == before,
+            plain(missing),
+            plain(unexpected),
+            [[name, numbers(tensor)] for name, tensor in [*model.named_parameters(), *model.named_buffers()]],
+            strict_load(migrate_build(case["spec"], lambda prefix: standardizer), checkpoint, missing + unexpected),
+        ]
+        return seen
+
+    rng = random.Random(MIGRATE_SEED)
+    cases = [*(migrate_case(rng) for _ in range(MIGRATE_CASES)), *migrate_hand_made()]
+    cases.sort(key=lambda item: item["size"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return [*in_turn([[]], first), *in_turn([[item] for item in cases], case)]
+    finally:
+        torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: explain_incompatibility
+# ---------------------------------------------------------------------------------------------------------
+
+
+def loosely(value: object, depth: int = 0) -> object:
+    """value as == sees it: a tuple (or a subclass, such as torch.Size) is told from a list, 1 == 1.0 == True."""
+    if depth > 20:
+        return {"type": "too deep"}
+    if isinstance(value, tuple):
+        return {"tuple": [loosely(item, depth + 1) for item in value]}
+    if isinstance(value, list):
+        return [loosely(item, depth + 1) for item in value]
+    if isinstance(value, dict) and all(type(key) is str for key in value):
+        return {key: loosely(item, depth + 1) for key, item in value.items()}
+    return plain(value, depth + 1)
+
+
+def observe_explain_visible(ns: dict) -> list:
+    explain_incompatibility = ns.get("explain_incompatibility")
+    standardizer, release_1 = ns.get("Standardizer"), ns.get("StandardizerV1")
+
+    def checked(model, make_checkpoint):
+        checkpoint = make_checkpoint()  # made when the test makes it: after the calls before
+        tensors = [(name, id(t), t._version) for name, t in model.state_dict(keep_vars=True).items()]
+        entries_before = [(key, id(value), value._version) for key, value in checkpoint.items()]
+        got = explain_incompatibility(model, checkpoint)
+        now = {name: (id(t), t._version) for name, t in model.state_dict(keep_vars=True).items()}
+        if type(got) is list:
+            findings = [loosely(item) if type(item) is dict else {"not a dict": type(item).__name__} for item in got]
+        else:
+            findings = {"not a list": type(got).__name__}
+        return [
+            all(now.get(name) == (identity, version) for name, identity, version in tensors),
+            [(key, id(value), value._version) for key, value in checkpoint.items()] == entries_before,
+            findings,
+        ]
+
+    def damaged():
+        checkpoint = net.state_dict()
+        checkpoint["0.weight"] = torch.zeros(5, 3)
+        del checkpoint["0.bias"]
+        checkpoint["1.extra"] = torch.zeros(2)
+        return checkpoint
+
+    net = nn.Sequential(nn.Linear(3, 4), standardizer(4))
+    checkpoints = [
+        net.state_dict,
+        lambda: nn.DataParallel(net).state_dict(),
+        lambda: nn.Sequential(nn.Linear(3, 4), release_1(4)).state_dict(),
+        damaged,
+    ]
+    return in_turn([[net, make] for make in checkpoints], checked)
+
+
+EXPLAIN_SEED, EXPLAIN_CASES = 20130405, 30
+FIELDS = ("kind", "checkpoint_key", "model_key", "checkpoint_shape", "model_shape")
+PARTS = ["enc", "dec", "head", "body", "proj", "norm"]
+ENTRY_NAMES = ["weight", "bias", "scale", "shift", "mean", "var", "count", "ema", "mask"]
+SHAPES = [(), (2,), (3,), (2, 3), (3, 2), (4,)]
+
+
+class Leaf(nn.Module):
+    def __init__(self, entries):
+        super().__init__()
+        for name, shape, kind in entries:
+            if kind == "parameter":
+                self.register_parameter(name, nn.Parameter(torch.zeros(shape)))
+            else:
+                self.register_buffer(name, torch.zeros(shape), persistent=kind == "buffer")
+
+
+def explain_spec(rng: random.Random, depth: int) -> tuple:
+    if depth == 0:
+        kind = rng.choice(["linear", "norm", "leaf", "leaf", "leaf"])
+        if kind == "linear":
+            return ("linear", rng.randint(2, 3), rng.randint(2, 3), rng.random() < 0.7)
+        if kind == "norm":
+            return ("norm", rng.randint(2, 3), rng.random() < 0.7, rng.random() < 0.7)
+        names = rng.sample(ENTRY_NAMES, rng.randint(1, 4))
+        kinds_of = ["parameter", "parameter", "buffer", "non-persistent buffer"]
+        return ("leaf", [(name, rng.choice(SHAPES), rng.choice(kinds_of)) for name in names])
+    children = [explain_spec(rng, depth - 1)]
+    children += [explain_spec(rng, rng.randint(0, depth - 1)) for _ in range(rng.randint(0, 2))]
+    rng.shuffle(children)
+    if rng.random() < 0.5:
+        return ("seq", children)
+    return ("dict", list(zip(rng.sample(PARTS, len(children)), children, strict=True)))
+
+
+def explain_build(spec: tuple) -> nn.Module:
+    kind = spec[0]
+    if kind == "seq":
+        return nn.Sequential(*[explain_build(child) for _, child in entries(spec)])
+    if kind == "dict":
+        return nn.ModuleDict({name: explain_build(child) for name, child in entries(spec)})
+    if kind == "linear":
+        return nn.Linear(spec[1], spec[2], bias=spec[3])
+    if kind == "norm":
+        return nn.BatchNorm1d(spec[1], affine=spec[2], track_running_stats=spec[3])
+    return Leaf(spec[1])
+
+
+def explain_case(rng: random.Random) -> dict:
+    depth = rng.choice([0, 1, 1, 2, 2, 3])
+    spec = explain_spec(rng, depth)
+    wrapped_model = rng.random() < 0.15
+    wrapped_checkpoint = rng.random() < (0.5 if wrapped_model else 0.2)
+    damages = [
+        rng.choice(["flip", "flip", "rename entry", "rename module", "reshape", "delete", "add"])
+        for _ in range(rng.choice([0, 1, 1, 2, 2, 3, 4]))
+    ]
+    size = (depth, len(damages), wrapped_model + wrapped_checkpoint)
+    return {
+        "spec": spec,
+        "wrapped_model": wrapped_model,
+        "wrapped_checkpoint": wrapped_checkpoint,
+        "damages": damages,
+        "plain_dict": rng.random() < 0.2,
+        "seed": rng.randrange(2**31),
+        "size": size,
+    }
+
+
+def explain_hand_made() -> list:
+    leaf = ("leaf", [("scale", (2,), "parameter"), ("shift", (2,), "parameter"), ("mean", (3,), "buffer")])
+    renames = [("norm.scale", "norm.w"), ("norm.shift", "norm.b"), ("norm.mean", "norm.running_mean")]
+    counted = ("leaf", [("count", (), "non-persistent buffer"), ("ema", (3,), "buffer")])
+    return [
+        {
+            "spec": ("dict", [("norm", leaf)]),
+            "wrapped_model": False,
+            "wrapped_checkpoint": False,
+            "damages": renames,
+            "plain_dict": False,
+            "seed": EXPLAIN_SEED + 1,
+            "size": (1, 3, 0),
+        },
+        {
+            "spec": ("seq", [("linear", 2, 3, True), counted]),
+            "wrapped_model": True,
+            "wrapped_checkpoint": False,
+            "damages": ["flip"],
+            "plain_dict": False,
+            "seed": EXPLAIN_SEED + 2,
+            "size": (1, 1, 1),
+        },
+    ]
+
+
+def damage(rng: random.Random, kind: object, inner: nn.Module, checkpoint: dict) -> None:
+    """The test's damages, applied to the checkpoint the same way (what was done is not needed here)."""
+    if type(kind) is tuple:
+        old, new = kind
+        checkpoint[new] = checkpoint.pop(old)
+        return
+    keys = list(checkpoint)
+    model_keys = set(inner.state_dict())
+    if kind == "flip":
+        flips = [
+            (name, buffer)
+            for name, buffer in inner.named_buffers()
+            if name not in model_keys and name not in checkpoint
+        ]
+        if flips:
+            name, buffer = rng.choice(flips)
+            checkpoint[name] = torch.zeros(buffer.shape)
+        return
+    if not keys and kind != "add":
+        return
+    if kind == "rename entry":
+        key = rng.choice(keys)
+        module, _, last = key.rpartition(".")
+        new_last = rng.choice(["w", "b", "old_" + last, last + "_v1", "running_" + last, rng.choice(ENTRY_NAMES)])
+        new = f"{module}.{new_last}" if module else new_last
+        if new not in checkpoint and new not in model_keys:
+            checkpoint[new] = checkpoint.pop(key)
+        return
+    if kind == "rename module":
+        paths = sorted({key.rsplit(".", 1)[0] for key in keys if "." in key})
+        if not paths:
+            return
+        parts = rng.choice(paths).split(".")
+        depth = rng.randrange(len(parts))
+        old_path = ".".join(parts[: depth + 1])
+        new_path = ".".join(parts[:depth] + [rng.choice(["encoder", "decoder", "block", parts[depth] + "_old"])])
+        if any(key.startswith(new_path + ".") for key in [*keys, *model_keys]):
+            return
+        for key in keys:
+            if key.startswith(old_path + "."):
+                checkpoint[new_path + key[len(old_path) :]] = checkpoint.pop(key)
+        return
+    if kind == "reshape":
+        key = rng.choice(keys)
+        checkpoint[key] = torch.zeros(rng.choice([s for s in SHAPES if s != tuple(checkpoint[key].shape)]))
+        return
+    if kind == "delete":
+        del checkpoint[rng.choice(keys)]
+        return
+    path = rng.choice([name for name, _ in inner.named_modules()])
+    new = (path + "." if path else "") + rng.choice(ENTRY_NAMES + ["extra", "bogus"])
+    if new in checkpoint or new in model_keys:
+        return
+    checkpoint[new] = torch.zeros(rng.choice(SHAPES))
+
+
+def model_snapshot(model: nn.Module) -> tuple:
+    state = [
+        (name, id(tensor), tensor._version)
+        for name, tensor in [
+            *model.named_parameters(remove_duplicate=False),
+            *model.named_buffers(remove_duplicate=False),
+        ]
+    ]
+    structure = [
+        (name, module.training, sorted(module._non_persistent_buffers_set), list(module._modules))
+        for name, module in model.named_modules(remove_duplicate=False)
+    ]
+    return state, structure
+
+
+def key_seen(value: object) -> object:
+    return value if value is None or type(value) is str else {"not a key": type(value).__name__}
+
+
+def shape_seen(value: object) -> object:
+    if value is None:
+        return None
+    if type(value) is tuple and all(type(size) is int for size in value):
+        return list(value)
+    return {"not a shape": plain(value)}
+
+
+def finding_seen(item: object) -> object:
+    """A finding as the hidden test judges it: a plain dict, its keys, str-or-None keys, tuple-of-int shapes."""
+    if type(item) is not dict:
+        return {"not a dict": type(item).__name__}
+    if not all(type(key) is str for key in item):
+        return {"keys": sorted(repr(key) for key in item)}
+    seen = {}
+    for key, value in item.items():
+        if key in ("checkpoint_key", "model_key"):
+            seen[key] = key_seen(value)
+        elif key in ("checkpoint_shape", "model_shape"):
+            seen[key] = shape_seen(value)
+        else:
+            seen[key] = plain(value)
+    return seen
+
+
+def observe_explain_hidden(ns: dict) -> list:
+    explain_incompatibility = ns.get("explain_incompatibility")
+
+    def first():
+        return type(explain_incompatibility(nn.Linear(2, 2), nn.Linear(2, 2).state_dict())) is list
+
+    def case(case):
+        rng = random.Random(case["seed"])
+        inner = explain_build(case["spec"])
+        model = nn.DataParallel(inner) if case["wrapped_model"] else inner
+        checkpoint = explain_build(case["spec"]).state_dict()
+        for kind in case["damages"]:
+            damage(rng, kind, inner, checkpoint)
+        if case["wrapped_checkpoint"]:
+            wrapped = OrderedDict(("module." + key, value) for key, value in checkpoint.items())
+            wrapped._metadata = checkpoint._metadata
+            checkpoint = wrapped
+        if case["plain_dict"]:
+            checkpoint = dict(checkpoint)
+        model_before, checkpoint_before = model_snapshot(model), checkpoint_snapshot(checkpoint)
+        originals = {id(module) for module in model.modules()}
+        loaded = []
+
+        def recorder(module, *args):
+            if id(module) in originals:
+                loaded.append(module)
+
+        handles = [module.register_load_state_dict_pre_hook(recorder) for module in model.modules()]
+        try:
+            got = explain_incompatibility(model, checkpoint)
+        finally:
+            for handle in handles:
+                handle.remove()
+        if type(got) is list:
+            findings = [finding_seen(item) for item in got]
+        else:
+            findings = {"not a list": type(got).__name__}
+        return [
+            not loaded,
+            model_snapshot(model) == model_before,
+            checkpoint_snapshot(checkpoint) == checkpoint_before,
+            findings,
+        ]
+
+    rng = random.Random(EXPLAIN_SEED)
+    cases = [*(explain_case(rng) for _ in range(EXPLAIN_CASES)), *explain_hand_made()]
+    cases.sort(key=lambda item: item["size"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return [*in_turn([[]], first), *in_turn([[item] for item in cases], case)]
+    finally:
+        torch.set_num_threads(threads)
+
+
+OBSERVERS = {
+    "test_migrate_visible": observe_migrate_visible,
+    "test_migrate_hidden": observe_migrate_hidden,
+    "test_explain_visible": observe_explain_visible,
+    "test_explain_hidden": observe_explain_hidden,
+}
