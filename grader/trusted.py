@@ -8,6 +8,7 @@ the two are compared: equal observations earn the cell's points, anything else e
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +96,7 @@ class TrustedChecker:
         observations, problem = self.observe(notebook)
         points, reasons = {}, {}
         for grade_id, max_points in self.test_points.items():
-            if grade_id in observations and observations[grade_id] == reference[grade_id]:
+            if grade_id in observations and agrees(observations[grade_id], reference[grade_id]):
                 points[grade_id] = max_points
                 continue
             points[grade_id] = 0.0
@@ -103,11 +104,27 @@ class TrustedChecker:
         return Verdict(points, reasons)
 
 
+def agrees(seen: object, expected: object) -> bool:
+    """Whether an observation equals the solution's; numbers the solution marked {"approx": x, "rel_tol": r,
+    "abs_tol": a} (grader.trusted_checks.common.approx) only need to be that close, by the solution's tolerances."""
+    if type(expected) is dict and set(expected) == {"approx", "rel_tol", "abs_tol"}:
+        number = seen.get("approx") if type(seen) is dict else None
+        return type(number) in (int, float) and math.isclose(
+            number, expected["approx"], rel_tol=expected["rel_tol"], abs_tol=expected["abs_tol"]
+        )
+    if type(expected) is list:
+        return type(seen) is list and len(seen) == len(expected) and all(map(agrees, seen, expected))
+    if type(expected) is dict:
+        same_keys = type(seen) is dict and seen.keys() == expected.keys()
+        return same_keys and all(agrees(seen[key], value) for key, value in expected.items())
+    return seen == expected
+
+
 def _difference(seen: object, expected: object) -> str:
     """Where an observation first differs from the solution's, without saying what the solution's is."""
     if type(seen) is list and type(expected) is list:
         for index, (mine, theirs) in enumerate(zip(seen, expected, strict=False)):
-            if mine != theirs:
+            if not agrees(mine, theirs):
                 return f"case {index + 1} of {len(expected)} differs"
         return f"{len(seen)} cases observed, {len(expected)} expected"
     return "the observation differs" if seen is not None else "nothing was observed"

@@ -34,6 +34,16 @@ def plain(value: object, depth: int = 0) -> object:
     return {"type": kind.__name__}
 
 
+def approx(value: object, rel_tol: float = 0.0, abs_tol: float = 0.0) -> object:
+    """A number the grader compares with a tolerance, as math.isclose does; the solution's tolerances are the ones used.
+
+    Anything but a plain int or float is reported by type.
+    """
+    if type(value) in (int, float) and math.isfinite(value):
+        return {"approx": value, "rel_tol": rel_tol, "abs_tol": abs_tol}
+    return {"type": type(value).__name__}
+
+
 def attempt(function: object, *args: object, **kwargs: object) -> object:
     """Call function(*args, **kwargs): ["returns", plain result] or ["raises", exception class name]."""
     if not callable(function):

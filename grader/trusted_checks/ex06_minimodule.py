@@ -1,0 +1,1283 @@
+"""Trusted checks for ex06_minimodule: the sequences of each test cell (the hidden cells' seeded sequences rebuilt here)
+replayed on the submission's MiniModule alone, and what it returns, raises and holds after every step."""
+
+from __future__ import annotations
+
+import functools
+import random
+import types
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from torch.utils.hooks import RemovableHandle
+
+from grader.trusted_checks.common import plain
+
+SLOTS = (
+    "training",
+    "_parameters",
+    "_buffers",
+    "_non_persistent_buffers_set",
+    "_forward_hooks",
+    "_forward_pre_hooks",
+    "_modules",
+)
+
+
+class Skip(Exception):
+    """A step that cannot run on this sequence (as in the hidden cells)."""
+
+
+def raised(error: BaseException) -> list:
+    return ["raises", type(error).__name__]
+
+
+def whole(observe: Callable[[dict], list]) -> Callable[[dict], list]:
+    """observe, with a failure that stops it (the submission broke what it builds on) recorded as an observation."""
+
+    @functools.wraps(observe)
+    def run(ns: dict) -> list:
+        try:
+            return observe(ns)
+        except Exception as error:  # noqa: BLE001
+            return ["stopped", raised(error)]
+
+    return run
+
+
+def in_turn(cases: list, observe: Callable[..., object]) -> list:
+    """observe(*case) for every case, a failing case recorded as its exception."""
+    seen = []
+    for case in cases:
+        try:
+            seen.append(observe(*case))
+        except Exception as error:  # noqa: BLE001 - a failure of the submission is an observation
+            seen.append(raised(error))
+    return seen
+
+
+def exact(value: object) -> list:
+    """A scalar with its type: True, 1 and 1.0 stay apart."""
+    return [type(value).__name__, plain(value)]
+
+
+def kind_of(value: object) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def data(tensor: object) -> object:
+    """What torch.equal looks at: the shape and the values (non-finite ones spelled out)."""
+    if not isinstance(tensor, torch.Tensor):
+        return {"not a tensor": kind_of(tensor)}
+    return [list(tensor.shape), plain(tensor.detach().tolist())]
+
+
+def outcome(action: Callable[[], object]) -> tuple:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return "ok", action()
+    except Exception as error:  # noqa: BLE001
+        return "raised", error
+
+
+def quiet_threads() -> int:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the tensors are tiny
+    return threads
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: MiniModule (construction and routing)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def observe_mini_visible(ns: dict) -> list:
+    mini_module = ns.get("MiniModule")
+
+    class Probe(mini_module):
+        def __init__(self):
+            self.note = "set before __init__"
+            super().__init__()
+
+        def forward(self, x):
+            return x
+
+    seen: list = []
+
+    def steps():
+        probe = Probe()
+        seen.append(plain(list(vars(probe))))
+        seen.append([exact(vars(probe)["training"]), kind_of(vars(probe)["_parameters"])])
+        seen.append(vars(Probe())["_parameters"] is not vars(probe)["_parameters"])
+        weight = nn.Parameter(torch.randn(3))
+        probe.weight = weight
+        params = vars(probe)["_parameters"]
+        seen.append([isinstance(params, dict), plain(list(params)), [value is weight for value in params.values()]])
+        seen.append(["weight" in vars(probe), probe.weight is weight])
+        child = Probe()
+        probe.child = child
+        modules = vars(probe)["_modules"]
+        seen.append([isinstance(modules, dict), plain(list(modules)), [value is child for value in modules.values()]])
+        seen.append(probe.child is child)
+        probe.register_buffer("mean", torch.zeros(3), persistent=False)
+        seen.append([plain(list(vars(probe)["_buffers"])), as_set(vars(probe)["_non_persistent_buffers_set"])])
+        probe.mean = torch.ones(3)
+        seen.append([data(vars(probe)["_buffers"]["mean"]), as_set(vars(probe)["_non_persistent_buffers_set"])])
+        tensor = torch.zeros(2)
+        probe.scale = tensor
+        seen.append([vars(probe)["scale"] is tensor, "scale" in vars(probe)["_buffers"]])
+        probe.weight = None
+        params = vars(probe)["_parameters"]
+        seen.append([isinstance(params, dict), plain(list(params.items())), probe.weight is None])
+        half = Probe.__new__(Probe)
+        actions = [
+            (TypeError, lambda: setattr(probe, "weight", torch.ones(3))),
+            (TypeError, lambda: setattr(probe, "child", 3)),
+            (KeyError, lambda: setattr(probe, "forward", nn.Parameter(torch.ones(1)))),
+            (KeyError, lambda: probe.register_buffer("weight", torch.ones(1))),
+            (KeyError, lambda: probe.register_buffer("a.b", torch.ones(1))),
+            (TypeError, lambda: probe.register_buffer(7, torch.ones(1))),
+            (TypeError, lambda: probe.register_buffer("extra", [1.0])),
+            (AttributeError, lambda: setattr(half, "weight", nn.Parameter(torch.ones(1)))),
+            (AttributeError, lambda: half.register_buffer("mean", torch.ones(1))),
+        ]
+        seen.append([raises(kind, action) for kind, action in actions])
+        got = outcome(lambda: probe.wieght)
+        seen.append([isinstance(got[1], AttributeError), str(got[1])] if got[0] == "raised" else "no exception")
+        seen.append(raises(AttributeError, lambda: half.anything))
+        del probe.mean
+        seen.append(["mean" in vars(probe)["_buffers"], bool(vars(probe)["_non_persistent_buffers_set"])])
+        del probe.child
+        seen.append([isinstance(vars(probe)["_modules"], dict), plain(list(vars(probe)["_modules"]))])
+        return "done"
+
+    return [*in_turn([[]], steps), seen]
+
+
+def as_set(value: object) -> object:
+    """A set by its sorted items (set == frozenset in the visible cell), anything else by type."""
+    return plain(sorted(value)) if type(value) in (set, frozenset) else kind_of(value)
+
+
+def raises(kind: type, action: Callable[[], object]) -> object:
+    """Whether action raises an instance of kind (what `except kind` catches), as the visible cells check it."""
+    got = outcome(action)
+    if got[0] == "ok":
+        return "no exception"
+    return isinstance(got[1], kind)
+
+
+MINI_SEED, MINI_SEQUENCES = 20130601, 120
+MINI_NAMES = ["w", "w", "b", "sub", "sub", "mean", "mean", "x", "level", "size", "kind", "forward", "a.b", ""]
+PLAIN = (int, float, str, bool, type(None))
+
+
+def mini_classes(base: type) -> tuple:
+    class Probe(base):
+        kind = "probe"  # a class attribute
+
+        def __init__(self):
+            base.__init__(self)
+
+        @property
+        def level(self):  # a property with a setter that stores the value under another name
+            return vars(self).get("_level", 0)
+
+        @level.setter
+        def level(self, value):
+            vars(self)["_level"] = value
+
+        @property
+        def size(self):  # a property without a setter
+            return 3
+
+        def forward(self, x):
+            return x
+
+    class Leaf(base):
+        def forward(self, x):
+            return x
+
+    return Probe, Leaf
+
+
+class World:
+    """The objects of one sequence, labelled as the hidden cell labels them (P1, T1, M1...)."""
+
+    def __init__(self, probe: type, leaf: type) -> None:
+        self.probe, self.leaf = probe, leaf
+        self.mini = None
+        self.label: dict = {}  # what the state shows: Parameters, tensors and Leafs
+        self.identity: dict = {}  # every object the steps hand over, for the results of getattr
+        self.params: list = []
+        self.tensors: list = []
+        self.modules: list = []
+        self.built = False
+        self.keep: list = []  # every object stays alive, so that ids stay unique
+
+    def name_of(self, obj: object) -> str:
+        if obj is None:
+            return "None"
+        if id(obj) in self.label:
+            return self.label[id(obj)]
+        return repr(obj)
+
+    def value(self, spec: tuple) -> object:
+        kind = spec[0]
+        if kind == "param":
+            value = nn.Parameter(torch.full(spec[1], float(len(self.params) + 1)), requires_grad=spec[2])
+            self.params.append(value)
+            self.label[id(value)] = f"P{len(self.params)}"
+        elif kind == "param again":
+            if spec[1] >= len(self.params):
+                raise Skip()
+            return self.params[spec[1]]
+        elif kind == "tensor":
+            value = torch.full(spec[1], -float(len(self.tensors) + 1))
+            self.tensors.append(value)
+            self.label[id(value)] = f"T{len(self.tensors)}"
+        elif kind == "module":
+            value = self.leaf()
+            self.modules.append(value)
+            self.label[id(value)] = f"M{len(self.modules)}"
+        elif kind == "module again":
+            if spec[1] >= len(self.modules):
+                raise Skip()
+            return self.modules[spec[1]]
+        else:
+            value = spec[1]
+        self.keep.append(value)
+        self.identity.setdefault(id(value), f"object {len(self.identity) + 1}")
+        return value
+
+    def result(self, value: object) -> object:
+        """A value returned by getattr as the hidden cell compares it: a plain value by type and value, anything
+        else by identity."""
+        if type(value) in PLAIN:
+            return ["plain", exact(value)]
+        if id(value) in self.identity:
+            return ["object", self.identity[id(value)]]
+        return ["unknown", kind_of(value)]
+
+
+def mini_apply(world: World, step: tuple) -> list:
+    """One step on the MiniModule; what the hidden cell compares of its outcome."""
+    op = step[0]
+    if op == "set":
+        value = world.value(step[2])
+        got = outcome(lambda: setattr(world.mini, step[1], value))
+    elif op == "buffer":
+        value = world.value(step[2])
+        kwargs = {} if step[3] is None else {"persistent": step[3]}
+        got = outcome(lambda: world.mini.register_buffer(step[1], value, **kwargs))
+    elif op == "get":
+        got = outcome(lambda: getattr(world.mini, step[1]))
+        if got[0] == "ok":
+            return ["returned", world.result(got[1])]
+        error = got[1]
+        return ["raised", type(error).__name__, str(error) if type(error) is AttributeError else None]
+    elif op == "del":
+        if not world.built:
+            raise Skip()
+        got = outcome(lambda: delattr(world.mini, step[1]))
+    elif op == "init":
+        got = outcome(world.init)
+        world.built = True
+    else:
+        raise ValueError(op)
+    return ["no exception"] if got[0] == "ok" else ["raised", type(got[1]).__name__]
+
+
+def mini_state(world: World) -> list:
+    """The slots the MiniModule holds, and its state as the hidden cell shows it."""
+    variables = vars(world.mini)
+    present = [key for key in variables if key in SLOTS]
+    slots = [present, [kind_of(variables[key]) for key in present]]
+    found = {}
+    plain_attributes = [(key, value) for key, value in variables.items() if key not in SLOTS]
+    found["plain attributes"] = "{" + ", ".join(f"{k!r}: {world.name_of(v)}" for k, v in plain_attributes) + "}"
+    if "_parameters" in variables:
+        found["training"] = repr(variables.get("training"))
+        for registry in ("_parameters", "_buffers", "_modules"):
+            entries = variables.get(registry)
+            if not isinstance(entries, dict):
+                found[registry] = f"not a dict: {type(entries).__name__}"
+                continue
+            found[registry] = "{" + ", ".join(f"{k!r}: {world.name_of(v)}" for k, v in entries.items()) + "}"
+        marks = variables.get("_non_persistent_buffers_set")
+        found["_non_persistent_buffers_set"] = repr(sorted(marks)) if isinstance(marks, set) else repr(marks)
+    return [slots, found]
+
+
+def mini_replay(probe: type, leaf: type, mini_module: type, steps: list) -> object:
+    """Every step of a sequence on a fresh MiniModule: its outcome and the state after it."""
+    world = World(probe, leaf)
+    world.init = lambda: mini_module.__init__(world.mini)
+    seen: list = []
+    try:
+        if steps[0][1] == "built":
+            world.mini = probe()
+            world.built = True
+        else:
+            world.mini = probe.__new__(probe)
+    except Exception as error:  # noqa: BLE001
+        return [["Probe()", raised(error)]]
+    world.keep.append(world.mini)
+    if world.built:  # the hidden cell checks the slots of a built start only
+        seen.append(mini_state(world)[0])
+    for step in steps[1:]:
+        try:
+            seen.append([mini_apply(world, step), *mini_state(world)])
+        except Skip:
+            seen.append("skip")
+            return seen
+        except Exception as error:  # noqa: BLE001
+            seen.append(["step raised", type(error).__name__])
+    return seen
+
+
+def random_value(rng: random.Random, made: dict) -> tuple:
+    kinds = ["param"] * 5 + ["tensor"] * 3 + ["none"] * 3 + ["int", "str", "list"] + ["module"] * 4
+    kinds += ["param again"] * 2 * (made["param"] > 0) + ["module again"] * 2 * (made["module"] > 0)
+    kind = rng.choice(kinds)
+    if kind == "param":
+        made["param"] += 1
+        return ("param", (rng.randint(1, 3),), rng.random() < 0.8)
+    if kind == "module":
+        made["module"] += 1
+        return ("module",)
+    if kind == "param again":
+        return (kind, rng.randrange(made["param"]))
+    if kind == "module again":
+        return (kind, rng.randrange(made["module"]))
+    if kind == "tensor":
+        return ("tensor", (rng.randint(1, 3),))
+    return ("plain", {"none": None, "int": 7, "str": "text", "list": [1.0]}[kind])
+
+
+def random_sequence(rng: random.Random) -> list:
+    """A sequence of steps, drawn as the hidden cell draws it."""
+    built = rng.random() < 0.8
+    steps: list = [("start", "built" if built else "half")]
+    made = {"param": 0, "module": 0}
+    used: list = []
+
+    def pick(pool):
+        name = rng.choice(used) if used and rng.random() < 0.5 else rng.choice(pool)
+        if isinstance(name, str):
+            used.append(name)
+        return name
+
+    for _ in range(rng.randint(1, 10)):
+        roll = rng.random()
+        if not built and roll < 0.15 or built and roll > 0.98:
+            steps.append(("init",))
+            built = True
+        elif roll < 0.6:
+            steps.append(("set", pick(MINI_NAMES), random_value(rng, made)))
+        elif roll < 0.78:
+            name = pick(MINI_NAMES + [3, None] if rng.random() < 0.1 else MINI_NAMES)
+            kind = rng.choice(["tensor"] * 4 + ["none", "int", "param"])
+            if kind == "param":
+                made["param"] += 1
+            value = {
+                "tensor": ("tensor", (2,)),
+                "none": ("plain", None),
+                "int": ("plain", 5),
+                "param": ("param", (1,), True),
+            }[kind]
+            steps.append(("buffer", name, value, rng.choice([None, True, False])))
+        elif roll < 0.9 or not built:
+            name = pick(MINI_NAMES + ["missing"])
+            steps.append(("get", name if isinstance(name, str) and name != "forward" else "missing"))
+        else:
+            steps.append(("del", pick(MINI_NAMES)))
+    return steps
+
+
+def observe_mini_hidden(ns: dict) -> list:
+    mini_module = ns.get("MiniModule")
+
+    def first():
+        module = mini_module()
+        module.w = nn.Parameter(torch.zeros(1))
+        return kind_of(vars(module)["_parameters"])
+
+    seen = in_turn([[]], first)
+    try:
+        probe, leaf = mini_classes(mini_module)
+        one, two = probe(), probe()
+        seen.append([key for key in SLOTS if key != "training" and vars(one).get(key) is vars(two).get(key)])
+    except Exception as error:  # noqa: BLE001
+        return [*seen, raised(error)]
+    rng = random.Random(MINI_SEED)
+    for _ in range(MINI_SEQUENCES):
+        seen.append(mini_replay(probe, leaf, mini_module, random_sequence(rng)))
+    return seen
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Trees for parts 2 to 4: nodes made without part 1, their slots and registries written directly
+# ---------------------------------------------------------------------------------------------------------
+
+
+def node_class(base: type) -> type:
+    class Node(base):
+        def forward(self, x, shift=0.0):
+            x = x + shift
+            for child in self._modules.values():
+                if child is not None:
+                    x = child(x)
+            for parameter in self._parameters.values():
+                if parameter is not None:
+                    x = x + parameter.sum()
+            return x * (2.0 if self.training else 0.5)
+
+    return Node
+
+
+def new_node(node: type) -> object:
+    made = node.__new__(node)
+    for slot, value in zip(SLOTS, (True, {}, {}, set(), OrderedDict(), OrderedDict(), {}), strict=True):
+        object.__setattr__(made, slot, value)
+    return made
+
+
+def values_for(shape: tuple, number: float) -> torch.Tensor:
+    count = 1
+    for size in shape:
+        count *= size
+    return torch.arange(count, dtype=torch.float32).reshape(shape) * 0.25 + number
+
+
+class Trees:
+    """The MiniModule tree of a sequence, built as the hidden cells build it; with twin, the nn.Module tree too (its
+    structure only serves to make the checkpoints of part 3)."""
+
+    def __init__(self, node: type, twin: bool = False) -> None:
+        self.node_type, self.twin = node, twin
+        self.nodes = [(new_node(node), nn.Module() if twin else None)]
+        self.params: list = []
+        self.buffers: list = []
+        self.label = {id(self.nodes[0][0]): "n0"}
+        self.keep: list = []
+
+    def name_of(self, obj: object) -> str:
+        if obj is None:
+            return "None"
+        return self.label.get(id(obj), f"an unknown {type(obj).__name__}")
+
+    def add_pair(self, store: list, prefix: str, pair: tuple) -> str:
+        store.append(pair)
+        self.label[id(pair[0])] = f"{prefix}{len(store) if prefix != 'n' else len(store) - 1}"
+        self.keep.append(pair)
+        return self.label[id(pair[0])]
+
+    def node(self, index: int) -> tuple:
+        if index >= len(self.nodes):
+            raise Skip()
+        return self.nodes[index]
+
+    def registry_of(self, index: int, name: str) -> str | None:
+        mini = self.node(index)[0]
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if name in vars(mini)[registry]:
+                return registry
+        return None
+
+    def build(self, step: tuple) -> None:
+        """Apply one tree-building step, as the hidden cells do."""
+        op, index, name = step[0], step[1], step[2]
+        mini, twin = self.node(index)
+        where = self.registry_of(index, name)
+        wanted = {
+            "child": "_modules",
+            "share": "_modules",
+            "none child": "_modules",
+            "param": "_parameters",
+            "tie": "_parameters",
+            "none param": "_parameters",
+            "buffer": "_buffers",
+            "share buffer": "_buffers",
+            "none buffer": "_buffers",
+            "delete": where,
+        }[op]
+        if op == "delete":
+            if where is None:
+                raise Skip()
+            del vars(mini)[where][name]
+            vars(mini)["_non_persistent_buffers_set"].discard(name)
+            if twin is not None:
+                delattr(twin, name)
+            return
+        if where not in (None, wanted):
+            raise Skip()
+        if op == "child":
+            pair = (new_node(self.node_type), nn.Module() if self.twin else None)
+            self.add_pair(self.nodes, "n", pair)
+        elif op == "share":
+            if not index < step[3] < len(self.nodes):
+                raise Skip()
+            pair = self.nodes[step[3]]
+        elif op == "param":
+            shape, number = step[3], len(self.params) + 1
+            pair = (nn.Parameter(values_for(shape, number)), nn.Parameter(values_for(shape, number)))
+            self.add_pair(self.params, "p", pair)
+        elif op in ("tie", "share buffer"):
+            store = self.params if op == "tie" else self.buffers
+            if step[3] >= len(store):
+                raise Skip()
+            pair = store[step[3]]
+        elif op == "buffer":
+            shape, number = step[3], -(len(self.buffers) + 1)
+            pair = (values_for(shape, number), values_for(shape, number))
+            self.add_pair(self.buffers, "b", pair)
+        else:
+            pair = (None, None)
+        if wanted == "_modules":
+            vars(mini)["_modules"][name] = pair[0]
+            if twin is not None:
+                twin.add_module(name, pair[1])
+        elif wanted == "_parameters":
+            vars(mini)["_parameters"][name] = pair[0]
+            if twin is not None:
+                twin.register_parameter(name, pair[1])
+        else:
+            persistent = step[-1]
+            vars(mini)["_buffers"][name] = pair[0]
+            if persistent:
+                vars(mini)["_non_persistent_buffers_set"].discard(name)
+            else:
+                vars(mini)["_non_persistent_buffers_set"].add(name)
+            if twin is not None:
+                twin.register_buffer(name, pair[1], persistent=persistent)
+
+    def snapshot(self) -> list:
+        """The registries of the MiniModule tree, as ids."""
+        return [
+            (registry, tuple((key, id(value)) for key, value in vars(mini)[registry].items()))
+            for mini, _ in self.nodes
+            for registry in ("_parameters", "_buffers", "_modules")
+        ] + [tuple(sorted(vars(mini)["_non_persistent_buffers_set"])) for mini, _ in self.nodes]
+
+
+TREE_NAMES = ["a", "b", "w", "mean", "enc", "dec", "0", "1"]
+
+
+def random_build_step(rng: random.Random, trees: Trees, weights: dict) -> tuple:
+    """A tree-building step that is valid on the current trees, drawn as the hidden cells draw it."""
+    for _ in range(50):
+        op = rng.choices(list(weights), list(weights.values()))[0]
+        index = rng.randrange(len(trees.nodes))
+        name = rng.choice(TREE_NAMES)
+        where = trees.registry_of(index, name)
+        if op == "delete":
+            if where is not None:
+                return (op, index, name)
+            continue
+        wanted = (
+            "_modules"
+            if op in ("child", "share", "none child")
+            else ("_parameters" if op in ("param", "tie", "none param") else "_buffers")
+        )
+        if where not in (None, wanted):
+            continue
+        persistent = rng.random() < 0.7
+        if op == "child":
+            return (op, index, name)
+        if op == "share":
+            later = [j for j in range(index + 1, len(trees.nodes))]
+            if later:
+                return (op, index, name, rng.choice(later))
+            continue
+        if op in ("none child", "none param"):
+            return (op, index, name)
+        if op == "param":
+            return (op, index, name, (rng.randint(1, 3),))
+        if op == "tie" and trees.params:
+            return (op, index, name, rng.randrange(len(trees.params)))
+        if op == "buffer":
+            return (op, index, name, (rng.randint(1, 3),), persistent)
+        if op == "share buffer" and trees.buffers:
+            return (op, index, name, rng.randrange(len(trees.buffers)), persistent)
+        if op == "none buffer":
+            return (op, index, name, persistent)
+    return ("child", 0, "extra")
+
+
+def run_sequences(seed: int, count: int, make_trees: Callable[[], Trees], next_step: Callable, play: Callable) -> list:
+    """count sequences drawn as the hidden cells draw them: each step drawn, then played and observed."""
+    rng = random.Random(seed)
+    seen = []
+    for _ in range(count):
+        trees = make_trees()
+        steps = []
+        for _ in range(rng.randint(*next_step.lengths)):
+            step = next_step(rng, trees)
+            try:
+                steps.append(play(trees, step))
+            except Skip:
+                steps.append("skip")
+                break
+            except Exception as error:  # noqa: BLE001
+                steps.append(["step raised", type(error).__name__])
+        seen.append(steps)
+    return seen
+
+
+def fixed_sequence(trees: Trees, steps: list, play: Callable) -> list:
+    """The fixed first sequence of a hidden cell, step by step."""
+    seen = []
+    for step in steps:
+        try:
+            seen.append(play(trees, step))
+        except Exception as error:  # noqa: BLE001
+            seen.append(["step raised", type(error).__name__])
+    return seen
+
+
+def leaf_class(mini_module: type) -> type:
+    class MiniLeaf(mini_module):
+        __setattr__ = object.__setattr__
+
+        def forward(self, x):
+            for child in self._modules.values():
+                if child is not None:
+                    x = child(x)
+            for parameter in self._parameters.values():
+                if parameter is not None:
+                    x = x + parameter.sum()
+            return x * (2.0 if self.training else 3.0)
+
+    return MiniLeaf
+
+
+def make_twins(mini_module: type, recipe: list, seed: int = 0) -> tuple:
+    """The notebook's make_twins: the tree of recipe from the submission's MiniModule and from nn.Module."""
+    generator = torch.Generator().manual_seed(seed)
+    roots = (new_node(leaf_class(mini_module)), nn.Module())
+
+    def find(root, path, kind):
+        *parents, last = path.split(".")
+        for part in parents:
+            root = vars(root)["_modules"][part]
+        registry = {"leaf": "_modules", "module": "_modules", "param": "_parameters", "buffer": "_buffers"}[kind]
+        return vars(root)[registry][last]
+
+    leaf = type(roots[0])
+    for step in recipe:
+        path, kind = step[0], step[1]
+        what = step[2] if len(step) > 2 else None
+        persistent = step[3] if len(step) > 3 else True
+        parent_path, _, name = path.rpartition(".")
+        if isinstance(what, tuple):
+            values = torch.randn(what, generator=generator)
+        for side, root in enumerate(roots):
+            parent = find(root, parent_path, "module") if parent_path else root
+            if kind == "leaf":
+                entry = new_node(leaf) if side == 0 else nn.Module()
+            elif isinstance(what, str):
+                entry = find(root, what, kind)
+            elif what is None:
+                entry = None
+            elif kind == "param":
+                entry = nn.Parameter(values.clone())
+            else:
+                entry = values.clone()
+            if side == 1:
+                if kind in ("leaf", "module"):
+                    parent.add_module(name, entry)
+                elif kind == "param":
+                    parent.register_parameter(name, entry)
+                else:
+                    parent.register_buffer(name, entry, persistent=persistent)
+            elif kind in ("leaf", "module"):
+                vars(parent)["_modules"][name] = entry
+            elif kind == "param":
+                vars(parent)["_parameters"][name] = entry
+            else:
+                vars(parent)["_buffers"][name] = entry
+                if persistent:
+                    vars(parent)["_non_persistent_buffers_set"].discard(name)
+                else:
+                    vars(parent)["_non_persistent_buffers_set"].add(name)
+    return roots
+
+
+def labels_of(root: object) -> dict:
+    """{id: label} for every module, parameter and buffer of a MiniModule tree, by the path that first reaches it."""
+    found: dict = {}
+
+    def walk(module, path):
+        found[id(module)] = f"module {path!r}"
+        for registry in ("_parameters", "_buffers"):
+            for key, value in vars(module)[registry].items():
+                if value is not None:
+                    found.setdefault(id(value), f"{registry} {path}.{key}")
+        for key, child in vars(module)["_modules"].items():
+            if child is not None and id(child) not in found:
+                walk(child, f"{path}.{key}")
+
+    walk(root, "")
+    return found
+
+
+def pairs_seen(result: object, labels: dict) -> list:
+    """A traversal's result as the visible cell compares it: names, and which registered object each pair holds."""
+    seen = []
+    for item in list(result):
+        if type(item) is not tuple or len(item) != 2 or type(item[0]) is not str:
+            seen.append(["not a (str, object) tuple", kind_of(item)])
+        else:
+            seen.append([item[0], labels.get(id(item[1]), "not a registered object")])
+    return seen
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: Traversal
+# ---------------------------------------------------------------------------------------------------------
+
+
+def observe_traversal_visible(ns: dict) -> list:
+    mini_module = ns.get("MiniModule")
+    recipe = [
+        ("enc", "leaf"),
+        ("enc.w", "param", (2,)),
+        ("enc.mean", "buffer", (2,)),
+        ("enc.count", "buffer", (1,), False),
+        ("side", "module", None),
+        ("dec", "module", "enc"),
+        ("head", "leaf"),
+        ("head.w", "param", "enc.w"),
+        ("head.b", "param", None),
+        ("head.inner", "leaf"),
+        ("head.inner.v", "param", (3,)),
+    ]
+    mini, _ = make_twins(mini_module, recipe)
+    labels = labels_of(mini)
+    methods = ["named_modules", "named_parameters", "named_buffers", "named_modules"]
+    return in_turn([[method] for method in methods], lambda method: pairs_seen(getattr(mini, method)(), labels))
+
+
+TRAVERSAL_SEED, TRAVERSAL_SEQUENCES = 20130602, 50
+TRAVERSAL_WEIGHTS = {
+    "child": 25,
+    "share": 18,
+    "none child": 5,
+    "param": 20,
+    "tie": 14,
+    "none param": 5,
+    "buffer": 8,
+    "share buffer": 4,
+    "none buffer": 2,
+    "delete": 6,
+}
+
+
+def listed(trees: Trees, method: str) -> str:
+    """A traversal of the MiniModule tree as the hidden cell writes it."""
+    try:
+        result = list(getattr(trees.nodes[0][0], method)())
+    except Exception as error:  # noqa: BLE001
+        return f"raised {type(error).__name__}"
+    items = []
+    for item in result:
+        if type(item) is not tuple or len(item) != 2 or type(item[0]) is not str:
+            return f"gave a {kind_of(item)}, not a (str, object) tuple"
+        items.append(f"({item[0]!r}, {trees.name_of(item[1])})")
+    return "[" + ", ".join(items) + "]"
+
+
+def traversal_play(trees: Trees, step: tuple) -> list:
+    trees.build(step)
+    before = trees.snapshot()
+    seen = []
+    for method in ("named_modules", "named_parameters", "named_buffers"):
+        seen.append(listed(trees, method))
+        seen.append(trees.snapshot() == before)
+    seen.append(listed(trees, "named_modules"))
+    return seen
+
+
+def observe_traversal_hidden(ns: dict) -> list:
+    mini_module = ns.get("MiniModule")
+
+    def first():
+        return plain([name for name, _ in make_twins(mini_module, [("w", "param", (1,))])[0].named_parameters()])
+
+    seen = in_turn([[]], first)
+    node = node_class(mini_module)
+    node.__setattr__ = object.__setattr__
+
+    def next_step(rng, trees):
+        return random_build_step(rng, trees, TRAVERSAL_WEIGHTS)
+
+    next_step.lengths = (1, 12)
+    threads = quiet_threads()
+    try:
+        seen += run_sequences(TRAVERSAL_SEED, TRAVERSAL_SEQUENCES, lambda: Trees(node), next_step, traversal_play)
+    finally:
+        torch.set_num_threads(threads)
+    return seen
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 3: StateDict
+# ---------------------------------------------------------------------------------------------------------
+
+
+def load_seen(result: tuple) -> object:
+    """What load_state_dict did: a result item by item, or the exception (its message when a RuntimeError)."""
+    status, value = result
+    if status == "raised":
+        return ["raises", type(value).__name__, str(value) if type(value) is RuntimeError else None]
+    if not isinstance(value, tuple):
+        return ["returns", kind_of(value)]
+    fields = getattr(type(value), "_fields", None)
+    items = [[kind_of(getattr(value, field)), plain(getattr(value, field))] for field in fields or ()]
+    return ["returns", plain(fields), items]
+
+
+def observe_state_dict_visible(ns: dict) -> list:
+    mini_module = ns.get("MiniModule")
+    recipe = [
+        ("enc", "leaf"),
+        ("enc.w", "param", (2,)),
+        ("enc.mean", "buffer", (2,)),
+        ("enc.count", "buffer", (1,), False),
+        ("dec", "module", "enc"),
+        ("head", "leaf"),
+        ("head.b", "param", None),
+    ]
+    mini, twin = make_twins(mini_module, recipe)
+    seen: list = []
+
+    def steps():
+        saved = mini.state_dict()
+        seen.append([isinstance(saved, dict), plain(list(saved))])
+        weight = vars(vars(mini)["_modules"]["enc"])["_parameters"]["w"]
+        seen.append([saved["enc.w"] is not weight, saved["enc.w"].requires_grad])
+        saved["dec.w"].add_(1.0)
+        seen.append(torch.equal(weight, saved["enc.w"]))
+        checkpoint = {key: torch.full_like(value, 7.0) for key, value in twin.state_dict().items()}
+        result = mini.load_state_dict(checkpoint)
+        seen.append([isinstance(result, tuple), plain(list(result)) if isinstance(result, tuple) else None])
+        seen.append([vars(vars(mini)["_modules"]["enc"])["_parameters"]["w"] is weight, data(weight)])
+        partial = {"enc.w": torch.zeros(2), "head.extra": torch.zeros(1)}
+        result = mini.load_state_dict(partial, strict=False)
+        seen.append(plain(list(result)) if isinstance(result, tuple) else kind_of(result))
+        got = outcome(lambda: mini.load_state_dict(partial))
+        if got[0] == "ok":
+            seen.append("no exception")
+        else:
+            error = got[1]
+            seen.append([isinstance(error, RuntimeError), str(error) if isinstance(error, RuntimeError) else None])
+        return "done"
+
+    return [*in_turn([[]], steps), seen]
+
+
+STATE_DICT_SEED, STATE_DICT_SEQUENCES = 20130603, 56
+RARE_STRICT = [True, True, False, False, "default", "default", "list"]
+FIXED_LOAD_STEPS = [
+    ("param", 0, "w", (2,)),
+    ("child", 0, "enc"),
+    ("param", 1, "a", (3,)),
+    ("buffer", 1, "mean", (2,), True),
+    ("buffer", 1, "b", (1,), False),
+    ("tie", 1, "w", 0),
+    ("share", 0, "dec", 1),
+    ("none child", 0, "side"),
+    ("load", False, 8),
+    ("load", True, 8),
+    ("load", "default", 30),
+    ("load", False, 129),
+    ("load", True, 9),
+]
+STATE_DICT_WEIGHTS = {
+    "child": 22,
+    "share": 12,
+    "none child": 5,
+    "param": 20,
+    "tie": 8,
+    "none param": 5,
+    "buffer": 16,
+    "share buffer": 3,
+    "none buffer": 4,
+    "delete": 5,
+}
+
+
+def resolve(root: object, key: str) -> object:
+    """The tensor registered at a state_dict key of the MiniModule tree, or None."""
+    *path, last = key.split(".")
+    module = root
+    for part in path:
+        module = vars(module)["_modules"].get(part)
+        if module is None:
+            return None
+    found = vars(module)["_parameters"].get(last)
+    return found if found is not None else vars(module)["_buffers"].get(last)
+
+
+def saved_seen(trees: Trees) -> object:
+    """state_dict() of the MiniModule tree as the hidden cell compares it."""
+    root = trees.nodes[0][0]
+    try:
+        saved = root.state_dict()
+    except Exception as error:  # noqa: BLE001
+        return raised(error)
+    if not isinstance(saved, dict):
+        return ["not a dict", kind_of(saved)]
+    seen: list = [plain(list(saved))]
+    for key, value in saved.items():
+        registered = resolve(root, key)
+        if not isinstance(value, torch.Tensor):
+            seen.append([key, "not a tensor", kind_of(value)])
+            continue
+        same_memory = value.shape == registered.shape and value.data_ptr() == registered.data_ptr()
+        seen.append([value is registered, value.requires_grad, same_memory, str(value.dtype), data(value)])
+    return seen
+
+
+def all_tensors(trees: Trees, side: int) -> list:
+    return [
+        value
+        for pair in trees.nodes
+        for registry in ("_parameters", "_buffers")
+        for value in vars(pair[side])[registry].values()
+    ]
+
+
+def unexpected_keys(rng: random.Random, trees: Trees) -> list:
+    """Keys that no module saves, drawn as the hidden cell draws them (from the structure of the nn.Module tree)."""
+    twin_root = trees.nodes[0][1]
+    keys = ["zz", "ghost.w", "w.x"]
+    for prefix, module in twin_root.named_modules(remove_duplicate=False):
+        start = prefix + "." if prefix else ""
+        keys.append(start + "zz")
+        for key, value in module._parameters.items():
+            keys.append(start + key + ".x")
+            if value is None:
+                keys.append(start + key)
+        for key, value in module._buffers.items():
+            if value is None or key in module._non_persistent_buffers_set:
+                keys.append(start + key)
+        for key, child in module._modules.items():
+            keys.append(start + key + ".zz" if child is not None else start + key + ".w")
+    return rng.sample(keys, min(len(keys), rng.choice([0, 0, 1, 1, 2, 3])))
+
+
+def checkpoint_for(trees: Trees, number: int) -> object:
+    """The checkpoint of a load step: the keys and shapes of the nn.Module tree's state_dict(), new values and changes
+    chosen by a generator seeded with number, as in the hidden cell."""
+    rng = random.Random(number)
+    entries = []
+    for key, value in trees.nodes[0][1].state_dict().items():
+        roll = rng.random()
+        if roll < 0.12:
+            continue
+        if roll < 0.18:
+            new = torch.zeros(value.shape[0] + rng.choice([-1, 1]) if value.shape[0] > 1 else 2)
+        elif roll < 0.22:
+            new = rng.choice([3, "text", [1.0]])
+        elif roll < 0.3:
+            new = values_for(value.shape, rng.randint(10, 99)).double()
+        else:
+            new = values_for(value.shape, rng.randint(10, 99))
+        entries.append((key, new))
+    entries += [(key, torch.ones(1)) for key in unexpected_keys(rng, trees)]
+    if rng.random() < 0.4:
+        rng.shuffle(entries)
+    kind = rng.choice(["OrderedDict", "dict", "dict", "mapping proxy"])
+    if kind == "OrderedDict":
+        return OrderedDict(entries)
+    if kind == "dict":
+        return dict(entries)
+    return types.MappingProxyType(dict(entries))
+
+
+def load_play(trees: Trees, step: tuple) -> list:
+    strict, number = step[1], step[2]
+    checkpoint = [("w", torch.ones(1))] if strict == "list" else checkpoint_for(trees, number)
+    kwargs = {} if strict in ("default", "list") else {"strict": strict}
+    before = [(key, id(value)) for key, value in dict(checkpoint).items()]
+    objects = all_tensors(trees, 0)
+    got = outcome(lambda: trees.nodes[0][0].load_state_dict(checkpoint, **kwargs))
+    seen: list = [[(key, id(value)) for key, value in dict(checkpoint).items()] == before, load_seen(got)]
+    now = all_tensors(trees, 0)
+    seen.append([value is old for value, old in zip(now, objects)])  # noqa: B905 - as the hidden cell pairs them
+    seen.append(
+        [
+            [str(value.dtype), value.requires_grad, data(value)]
+            for value, twin in zip(now, all_tensors(trees, 1))  # noqa: B905
+            if value is not None and twin is not None
+        ]
+    )
+    return seen
+
+
+def state_dict_play(trees: Trees, step: tuple) -> list:
+    if step[0] == "load":
+        return load_play(trees, step)
+    trees.build(step)
+    return saved_seen(trees)
+
+
+def observe_state_dict_hidden(ns: dict) -> list:
+    mini_module = ns.get("MiniModule")
+
+    def first():
+        return isinstance(make_twins(mini_module, [("w", "param", (1,))])[0].state_dict(), dict)
+
+    seen = in_turn([[]], first)
+    node = node_class(mini_module)
+    node.__setattr__ = object.__setattr__
+
+    def next_step(rng, trees):
+        if rng.random() < 0.3:
+            rare = rng.random() < 0.1
+            strict = rng.choice(RARE_STRICT if rare else [True, False, "default"])
+            return ("load", strict, rng.randrange(10**6))
+        return random_build_step(rng, trees, STATE_DICT_WEIGHTS)
+
+    next_step.lengths = (1, 12)
+    threads = quiet_threads()
+    try:
+        seen.append(fixed_sequence(Trees(node, twin=True), FIXED_LOAD_STEPS, state_dict_play))
+        seen += run_sequences(
+            STATE_DICT_SEED, STATE_DICT_SEQUENCES - 1, lambda: Trees(node, twin=True), next_step, state_dict_play
+        )
+    finally:
+        torch.set_num_threads(threads)
+    return seen
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 4: HookHandle and ModesAndHooks
+# ---------------------------------------------------------------------------------------------------------
+
+
+def observe_modes_visible(ns: dict) -> list:
+    mini_module = ns.get("MiniModule")
+    recipe = [("enc", "leaf"), ("enc.w", "param", (2,)), ("dec", "module", "enc"), ("head", "leaf")]
+    mini, _ = make_twins(mini_module, recipe)
+    enc, head = vars(mini)["_modules"]["enc"], vars(mini)["_modules"]["head"]
+    seen: list = []
+    x = torch.tensor([1.0, 2.0])
+    calls: list = []
+
+    def log_pre(module, args):
+        calls.append(("pre", type(module).__name__))
+
+    def add_one(module, args):
+        return args[0] + 1
+
+    def double_output(module, args, output):
+        calls.append(("forward hook", args[0].tolist()))
+        return output * 2
+
+    def name(hook):
+        return {id(log_pre): "log_pre", id(add_one): "add_one", id(double_output): "double_output"}.get(id(hook), "?")
+
+    def modes():
+        seen.append(mini.eval() is mini)
+        seen.append([plain(vars(m)["training"]) for m in (mini, enc, head)])
+        seen.append([mini.train() is mini, exact(vars(enc)["training"])])
+        seen.append(raises(ValueError, lambda: mini.train("yes")))
+        return "done"
+
+    def hooks():
+        handles = [
+            mini.register_forward_pre_hook(log_pre),
+            mini.register_forward_pre_hook(add_one),
+            mini.register_forward_hook(double_output),
+        ]
+        table = vars(mini)["_forward_pre_hooks"]
+        seen.append([isinstance(handles[0], RemovableHandle), len(table), all(type(key) is int for key in table)])
+        got = mini(x)
+        seen.append([data(got), [call[0] for call in calls], plain(calls[1]) if len(calls) > 1 else None])
+        handles[1].remove()
+        handles[1].remove()
+        seen.append([name(hook) for hook in vars(mini)["_forward_pre_hooks"].values()])
+        calls.clear()
+        seen.append(data(mini(x)))
+        return "done"
+
+    return [*in_turn([[]], modes), *in_turn([[]], hooks), seen]
+
+
+MODES_SEED, MODES_SEQUENCES = 20130604, 50
+MODES_WEIGHTS = {"child": 30, "share": 15, "none child": 4, "param": 25, "tie": 6, "none param": 3, "delete": 4}
+FIXED_HOOK_STEPS = [
+    ("pre", 0, ("new", "pre log", 0.5)),
+    ("pre", 0, ("new", "pre tuple", 1.5)),
+    ("remove", 0),
+    ("pre", 0, ("new", "pre bare", 2.0)),
+    ("remove", 1),
+    ("call", 1.0, False),
+    ("remove", 0),
+]
+
+
+class HookTrees(Trees):
+    def __init__(self, node: type) -> None:
+        super().__init__(node)
+        self.hooks: list = []
+        self.hook_family: list = []
+        self.handles: list = []
+        self.log: list = []
+
+
+def make_hook(trees: HookTrees, kind: str, constant: float, label: str) -> Callable:
+    """A hook that logs what it sees; some kinds also replace the input or the output (as in the hidden cell)."""
+    log = trees.log
+    if kind.startswith("pre"):
+
+        def hook(module, args):
+            log.append(f"{label}({trees.name_of(module)}, x={[round(v, 4) for v in args[0].tolist()]})")
+            if kind == "pre tuple":
+                return (args[0] + constant,)
+            if kind == "pre bare":
+                return args[0] * constant
+            return None
+
+    else:
+
+        def hook(module, args, output):
+            log.append(
+                f"{label}({trees.name_of(module)}, x={[round(v, 4) for v in args[0].tolist()]}, "
+                f"out={[round(v, 4) for v in output.tolist()]})"
+            )
+            return output - constant if kind == "forward replace" else None
+
+    return hook
+
+
+def hooks_state(trees: HookTrees) -> list:
+    """The hook tables and training flags of every node, as the hidden cell compares them."""
+    seen = []
+    for mini, _ in trees.nodes:
+        for table in ("_forward_pre_hooks", "_forward_hooks"):
+            entries = vars(mini)[table]
+            if not isinstance(entries, dict):
+                seen.append(["not a dict", kind_of(entries)])
+            else:
+                seen.append([all(type(key) is int for key in entries), [trees.name_of(h) for h in entries.values()]])
+    seen.append([exact(vars(mini)["training"]) for mini, _ in trees.nodes])
+    return seen
+
+
+def register(trees: HookTrees, step: tuple) -> object:
+    op, index, spec = step
+    mini = trees.node(index)[0]
+    if spec[0] == "new":
+        label = f"h{len(trees.hooks) + 1}"
+        trees.hooks.append(make_hook(trees, spec[1], spec[2], label))
+        trees.hook_family.append(op)
+    else:
+        if spec[1] >= len(trees.hooks) or trees.hook_family[spec[1]] != op:
+            raise Skip()
+        label = f"h{spec[1] + 1}"
+    hook = trees.hooks[int(label[1:]) - 1]
+    trees.label[id(hook)] = label
+    method = "register_forward_pre_hook" if op == "pre" else "register_forward_hook"
+    got = outcome(lambda: getattr(mini, method)(hook))
+    if got[0] == "raised":
+        return raised(got[1])
+    if isinstance(got[1], RemovableHandle):
+        return "torch's RemovableHandle"
+    trees.handles.append(got[1])
+    return "registered"
+
+
+def modes_play(trees: HookTrees, step: tuple) -> list:
+    op = step[0]
+    if op in ("pre", "forward"):
+        return [register(trees, step), hooks_state(trees)]
+    if op == "remove":
+        if step[1] >= len(trees.handles):
+            raise Skip()
+        got = outcome(trees.handles[step[1]].remove)
+        return [raised(got[1]) if got[0] == "raised" else "removed", hooks_state(trees)]
+    if op == "call":
+        values = torch.tensor([1.0, -0.5]) * step[1]
+        kwargs = {"shift": 0.25} if step[2] else {}
+        with torch.no_grad():
+            trees.log.clear()
+            got = outcome(lambda: trees.nodes[0][0](values.clone(), **kwargs))
+        if got[0] == "raised":
+            return [raised(got[1])]
+        return [list(trees.log), data(got[1]), hooks_state(trees)]
+    if op in ("train", "eval", "bad train"):
+        mini = trees.node(step[1])[0]
+        if op == "eval":
+            got = outcome(mini.eval)
+        elif step[2] == "default":
+            got = outcome(mini.train)
+        else:
+            got = outcome(lambda: mini.train(step[2]))
+        return [raised(got[1]) if got[0] == "raised" else got[1] is mini, hooks_state(trees)]
+    trees.build(step)
+    return [hooks_state(trees)]
+
+
+def random_hook_step(rng: random.Random, trees: HookTrees) -> tuple:
+    """A step of part 4, drawn as the hidden cell draws it."""
+    roll = rng.random()
+    if roll < 0.3:
+        return random_build_step(rng, trees, MODES_WEIGHTS)
+    index = rng.randrange(len(trees.nodes))
+    if roll < 0.52:
+        op = rng.choice(["pre", "forward"])
+        same = [number for number, family in enumerate(trees.hook_family) if family == op]
+        if same and rng.random() < 0.3:
+            return (op, index, ("again", rng.choice(same)))
+        kinds = ["pre log", "pre tuple", "pre bare"] if op == "pre" else ["forward log", "forward replace"]
+        return (op, index, ("new", rng.choice(kinds), rng.choice([0.5, 1.5, 2.0, 3.0])))
+    if roll < 0.64 and trees.handles:
+        return ("remove", rng.randrange(len(trees.handles)))
+    if roll < 0.84:
+        return ("call", rng.choice([1.0, 2.0, -1.5]), rng.random() < 0.3)
+    if roll < 0.92:
+        return ("train", index, rng.choice([True, False, "default"]))
+    if roll < 0.97:
+        return ("eval", index)
+    return ("bad train", index, rng.choice(["yes", 1, 0, None, 1.0]))
+
+
+def observe_modes_hidden(ns: dict) -> list:
+    mini_module = ns.get("MiniModule")
+
+    def first():
+        root = make_twins(mini_module, [])[0]
+        return root.train() is root
+
+    seen = in_turn([[]], first)
+    node = node_class(mini_module)
+    node.__setattr__ = object.__setattr__
+    threads = quiet_threads()
+    try:
+        seen.append(fixed_sequence(HookTrees(node), FIXED_HOOK_STEPS, modes_play))
+        random_hook_step.lengths = (1, 14)
+        seen += run_sequences(MODES_SEED, MODES_SEQUENCES - 1, lambda: HookTrees(node), random_hook_step, modes_play)
+    finally:
+        torch.set_num_threads(threads)
+    return seen
+
+
+OBSERVERS = {
+    "test_mini_module_visible": whole(observe_mini_visible),
+    "test_mini_module_hidden": whole(observe_mini_hidden),
+    "test_traversal_visible": whole(observe_traversal_visible),
+    "test_traversal_hidden": whole(observe_traversal_hidden),
+    "test_state_dict_visible": whole(observe_state_dict_visible),
+    "test_state_dict_hidden": whole(observe_state_dict_hidden),
+    "test_modes_and_hooks_visible": whole(observe_modes_visible),
+    "test_modes_and_hooks_hidden": whole(observe_modes_hidden),
+}
