@@ -120,6 +120,7 @@ def new_shell() -> CellShell:
     config = Config()
     config.HistoryManager.enabled = False
     shell = CellShell.instance(config=config)
+    shell.colors = "nocolor"  # tracebacks keep their context lines; syntax colouring would triple their cost
     shell.run_cell("1 / 0", silent=True)  # formats one traceback: its lazy imports happen once, here
     CURRENT.items.clear()
     shell.execution_count = 1
