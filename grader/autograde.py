@@ -112,11 +112,12 @@ def autograde(
     workers = worker_count(workers)
     # The sandbox's warm server imports torch while the assignment is recorded.
     with _grading_run(work_dir, workers, sandbox) as running, ThreadPoolExecutor(workers) as pool:
+        checking = pool.submit(_trusted_checker, assignment, running)  # the solution's observations, meanwhile:
         with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
             # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
             generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-        checker = _trusted_checker(assignment, running)
+        checker = checking.result()
         futures = {
             pool.submit(_grade, assignment, student, print_, config, checker): (student, print_)
             for student, print_ in plan.pending
@@ -142,7 +143,7 @@ def _trusted_checker(assignment: str, sandbox: Sandbox) -> TrustedChecker | None
         checker = TrustedChecker(assignment, sandbox)
         checker.reference()  # the solution must pass its own check before any student is graded
         return checker
-    warnings.warn(f"{assignment} has no trusted check: its points come from the notebook's own tests", stacklevel=3)
+    warnings.warn(f"{assignment} has no trusted check: its points come from the notebook's own tests", stacklevel=2)
     return None
 
 
