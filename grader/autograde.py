@@ -19,7 +19,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -155,6 +155,7 @@ def _grade(assignment: str, student: str, fingerprint: str, config, checker: Tru
         return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
     db_url = config.CourseDirectory.db_url
     flags = _tampered(folder, assignment)
+    TRUSTED.checker, TRUSTED.verdicts = checker, {}
     with GRADEBOOK:
         converter = ConcurrentAutograde(coursedir=CourseDirectory(config=config), config=config)
         converter.coursedir.assignment_id = assignment
@@ -174,20 +175,24 @@ def _grade(assignment: str, student: str, fingerprint: str, config, checker: Tru
                 return Outcome(student, assignment, status, 0.0, 0.0, fingerprint)
     errors = [RUN.problem] if RUN.problem else []
     if checker:
-        flags += _apply_trusted_check(checker, config, student)
+        flags += _apply_trusted_check(checker, config, student, TRUSTED.verdicts or {})
     score, max_score = _recorded_total(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
     return Outcome(student, assignment, status, score, max_score, fingerprint)
 
 
-def _apply_trusted_check(checker: TrustedChecker, config, student: str) -> list[str]:
-    """Record the trusted points wherever the notebook's own tests gave others; one flag per such cell."""
+def _apply_trusted_check(checker: TrustedChecker, config, student: str, verdicts: dict[str, Future]) -> list[str]:
+    """Record the trusted points wherever the notebook's own tests gave others; one flag per such cell.
+
+    `verdicts`: the checks already under way, per notebook name; any other notebook is checked here.
+    """
     assignment = checker.assignment
     autograded = Path(config.CourseDirectory.autograded_directory) / student / assignment
     flags = []
     for path in sorted(autograded.glob("*.ipynb")):
         try:
-            verdict = checker.check(read_notebook(path))
+            pending = verdicts.get(path.stem)
+            verdict = pending.result() if pending else checker.check(checker.code_to_run(read_notebook(path)))
         except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
             reason = f"the trusted check failed ({type(error).__name__})"
             verdict = Verdict(dict.fromkeys(checker.test_points, 0.0), dict.fromkeys(checker.test_points, reason))
@@ -351,15 +356,45 @@ class ConcurrentAutograde(Autograde):
             self._sanitizing = True
 
 
+class TrustedCheckOfThisThread(threading.local):
+    """The trusted check of the submission this thread grades, and its verdicts per notebook once started."""
+
+    checker: TrustedChecker | None = None
+    verdicts: dict[str, Future] | None = None
+
+
+TRUSTED = TrustedCheckOfThisThread()
+
+
 class ConcurrentExecute(SandboxedExecute):
-    """SandboxedExecute that lets other workers use the gradebook while the cells run."""
+    """SandboxedExecute that lets other workers use the gradebook while the cells run, and meanwhile runs the
+    trusted check of the same sanitized cells in a second child."""
 
     def preprocess(self, nb, resources, retries=None):
         GRADEBOOK.release()
         try:
-            return super().preprocess(nb, resources, retries)
+            if TRUSTED.checker and TRUSTED.verdicts is not None:
+                cells = TRUSTED.checker.code_to_run(nb)
+                TRUSTED.verdicts[resources.get("unique_key", "")] = _in_thread(TRUSTED.checker.check, cells)
+            result = super().preprocess(nb, resources, retries)
+            wait(list((TRUSTED.verdicts or {}).values()))  # before taking the gradebook back
+            return result
         finally:
             GRADEBOOK.acquire()
+
+
+def _in_thread(function: Callable, *args: object) -> Future:
+    """function(*args) in a thread of its own; its result (or exception) in the future returned."""
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args))
+        except BaseException as error:  # noqa: BLE001 - handed to whoever reads the result
+            future.set_exception(error)
+
+    threading.Thread(target=run, daemon=True).start()
+    return future
 
 
 def outcome_table(outcomes: list[Outcome]) -> str:

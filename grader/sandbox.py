@@ -29,7 +29,7 @@ from pathlib import Path
 from grader.inside_sandbox import framing
 
 INSIDE = Path(__file__).resolve().parent / "inside_sandbox"
-PRELOAD = ["numpy", "numpy.random", "torch", "torch.nn", "IPython", "matplotlib"]
+PRELOAD = ["numpy", "numpy.random", "torch", "torch.nn", "IPython"]
 UID_BASE = 1_500_000  # children run as UID_BASE + their number: far above any account's or subordinate range
 MOUNTED_INSIDE, SCRATCH_INSIDE = "/opt/grader", "/scratch"
 

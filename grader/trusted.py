@@ -59,7 +59,7 @@ class TrustedChecker:
         """What the observers see of the instructor's solution (an error if the solution itself fails them)."""
         with self._lock:
             if self._reference is None:
-                observations, problem = self.observe(self.source)
+                observations, problem = self.observe(self.code_to_run(self.source))
                 missing = set(self.test_points) - set(observations)
                 failed = {
                     key for key, seen in observations.items() if type(seen) is list and seen[:1] == ["observer failed"]
@@ -70,14 +70,17 @@ class TrustedChecker:
                 self._reference = observations
             return self._reference
 
-    def observe(self, notebook: NotebookNode) -> tuple[dict, str]:
-        """Run the notebook's non-test code cells in a fresh child, then the observers: (observations, problem)."""
-        cells = [
+    def code_to_run(self, notebook: NotebookNode) -> list[str]:
+        """The sources of the notebook's code cells, except the graded test cells."""
+        return [
             cell.source
             for cell in notebook.cells
             if cell.cell_type == "code"
             and cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") not in self.test_points
         ]
+
+    def observe(self, cells: list[str]) -> tuple[dict, str]:
+        """Run these cells in a fresh child, then the observers: (observations, problem)."""
         with self.sandbox.child() as child:
             try:
                 for source in cells:
@@ -90,10 +93,10 @@ class TrustedChecker:
             return {}, "the check sent no observations"
         return observations, ""
 
-    def check(self, notebook: NotebookNode) -> Verdict:
-        """The points each graded test cell earns by the trusted comparison."""
+    def check(self, cells: list[str]) -> Verdict:
+        """The points each graded test cell earns by the trusted comparison, for these cells (code_to_run)."""
         reference = self.reference()
-        observations, problem = self.observe(notebook)
+        observations, problem = self.observe(cells)
         points, reasons = {}, {}
         for grade_id, max_points in self.test_points.items():
             if grade_id in observations and agrees(observations[grade_id], reference[grade_id]):
