@@ -171,9 +171,9 @@ class Sandbox:
     def cpu_seconds(self) -> tuple[float, float]:
         """CPU time so far of the warm server itself (its imports) and of the children it forked and reaped."""
         pid = self._process.pid
-        try:  # inside bubblewrap the server is bwrap's grandchild: read the process whose parent is bwrap's pid
-            pid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0]) if self.confined else pid
-            pid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0]) if self.confined else pid
+        try:  # inside bubblewrap the server is bwrap's grandchild (bwrap, then bwrap as the PID namespace's init)
+            for _ in range(2 if self.confined else 0):
+                pid = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
         except (OSError, IndexError, ValueError):
             return 0.0, 0.0
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
