@@ -31,10 +31,10 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import default
 
-from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative
+from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative, solutions
 from grader.execute import nbgrader_environment
 from grader.nbgrader_setup import ready_nbgrader
-from grader.notebooks import read_notebook
+from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
 from grader.sandbox import Sandbox, start_sandbox, worker_count
 from grader.sandboxed_execute import RUN, SandboxedExecute, sandbox_in_use
@@ -112,6 +112,7 @@ def autograde(
     workers = worker_count(workers)
     # The sandbox's warm server imports torch while the assignment is recorded.
     with _grading_run(work_dir, workers, sandbox) as running, ThreadPoolExecutor(workers) as pool:
+        running.remember(_course_cells(assignment))
         checking = pool.submit(_trusted_checker, assignment, running)  # the solution's observations, meanwhile:
         with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
             # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
@@ -136,6 +137,16 @@ def autograde(
             if on_outcome:
                 on_outcome(outcome)
     return [outcomes[student] for student in plan.students]
+
+
+def _course_cells(assignment: str) -> list[str]:
+    """The code cells every submission runs as the source has them: all but the solution cells."""
+    return [
+        cell.source
+        for path in assignment_notebooks(solutions() / assignment)
+        for cell in read_notebook(path).cells
+        if cell.cell_type == "code" and not cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+    ]
 
 
 def _trusted_checker(assignment: str, sandbox: Sandbox) -> TrustedChecker | None:

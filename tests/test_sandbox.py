@@ -102,3 +102,15 @@ def test_limits_hold(sandbox: Sandbox) -> None:
     memory, flood = run(sandbox, "x = bytearray(1 << 30)", "for i in range(200_000):\n    print('line', i)")
     assert memory["outputs"][-1]["ename"] == "MemoryError"
     assert len(text(flood)) < 2 << 20 and text(flood).rstrip().endswith("[output truncated by the grader]")
+
+
+def test_remembered_cells_still_meet_a_submissions_transformers(sandbox: Sandbox) -> None:
+    sandbox.remember(["value = 1\nvalue"])
+    [plain] = run(sandbox, "value = 1\nvalue")
+    _, rewritten = run(
+        sandbox,
+        "get_ipython().input_transformers_post.append(lambda lines: [l.replace('1', '2') for l in lines])",
+        "value = 1\nvalue",
+    )
+    assert plain["outputs"][0]["data"]["text/plain"] == "1"
+    assert rewritten["outputs"][0]["data"]["text/plain"] == "2", "a transformer must see remembered cells too"

@@ -104,6 +104,31 @@ class CellShell(InteractiveShell):
 
     displayhook_class = ResultHook
     display_pub_class = DisplayRecorder
+    transformed: dict[str, str] = {}  # cell source -> IPython's transformation of it, made in the warm server
+    pristine: tuple = ()  # the input transformers those were made with
+
+    def remember(self, sources: list[str]) -> None:
+        """Transform these cells now (the course's own cells, the same in every submission), once for all children."""
+        self.pristine = self._input_transformers()
+        self.transformed = dict(self.transformed)  # the instance's own, not the class default
+        for source in sources:
+            self.transformed[source] = InteractiveShell.transform_cell(self, source)
+
+    def transform_cell(self, raw_cell: str) -> str:
+        # A submission may add its own input transformers: then every cell goes through them, as in a kernel.
+        if raw_cell in self.transformed and self._input_transformers() == self.pristine:
+            return self.transformed[raw_cell]
+        return super().transform_cell(raw_cell)
+
+    def _input_transformers(self) -> tuple:
+        manager = self.input_transformer_manager
+        return (
+            manager,
+            tuple(manager.cleanup_transforms),
+            tuple(manager.line_transforms),
+            tuple(manager.token_transformers),
+            tuple(self.input_transformers_post),
+        )
 
     def _showtraceback(self, etype, evalue, stb) -> None:
         CURRENT.items.append(_error(etype.__name__, str(evalue), list(stb)))

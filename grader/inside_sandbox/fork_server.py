@@ -2,10 +2,11 @@
 
 Started by grader.sandbox (inside bubblewrap when it is available) as
 `python -m fork_server CONTROL_FD SCRATCH PRELOAD...`. The control socket (SOCK_SEQPACKET, one JSON message per
-packet) takes two requests:
+packet) takes three requests:
 - {"op": "spawn", "id": N, "uid": U or null, "limits": {...}, "threads": T, "env": {...}}: fork a child that runs
   grader.inside_sandbox.cell_runner; the reply {"pid": P} carries the grader's end of the child's socket.
 - {"op": "finish", "id": N}: stop that child and everything it started; the reply {"ended": "..."} says how it ended.
+- {"op": "remember", "sources": [...]}: let IPython transform these cells now, once, for every later child.
 End of the control socket ends the run: every child still alive is killed.
 
 Fork safety: this process never starts a thread and never touches CUDA before forking.
@@ -38,7 +39,7 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
     control = socket.socket(fileno=control_fd)
     children: dict[int, tuple[int, int | None]] = {}  # id -> (pid, uid)
     while True:
-        packet = control.recv(1 << 16)
+        packet = control.recv(1 << 16)  # grader.sandbox.CONTROL_PACKET
         if not packet:
             break
         request = json.loads(packet)
@@ -53,6 +54,10 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
             children[request["id"]] = (pid, request.get("uid"))
             socket.send_fds(control, [json.dumps({"pid": pid}).encode()], [ours.fileno()])
             ours.close()
+        elif request["op"] == "remember":
+            shell.remember(request["sources"])  # adds to what earlier requests remembered
+            gc.freeze()
+            control.send(b"{}")
         elif request["op"] == "finish":
             pid, uid = children.pop(request["id"])
             ended = _finish(pid, uid, grace=1.0 if request.get("died") else 0.0)
