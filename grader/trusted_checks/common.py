@@ -1,4 +1,5 @@
-"""Helpers for observers: turn whatever a submission returns into plain JSON data, and call it case by case.
+"""Helpers for observers: turn whatever a submission returns into plain JSON data, call it case by case, and run
+observers on one thread or record a failure that stops them.
 
 Runs inside the sandboxed child. Nothing here is a security boundary (the submission shares the process and can
 change anything in it); it only makes honest observations comparable. The comparison happens in the parent.
@@ -6,7 +7,11 @@ change anything in it); it only makes honest observations comparable. The compar
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
+
+import torch
 
 SCALARS = (str, int, bool, type(None))
 
@@ -51,4 +56,107 @@ def attempt(function: object, *args: object, **kwargs: object) -> object:
     try:
         return ["returns", plain(function(*args, **kwargs))]
     except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
-        return ["raises", type(error).__name__]
+        return raised(error)
+
+
+def raised(error: BaseException) -> list:
+    """An exception as an observation: ["raises", its class name]."""
+    return ["raises", type(error).__name__]
+
+
+def returns_type(function: object, expected: type, *args: object) -> object:
+    """The visible lines of a hidden cell: only the type of what the function returns is checked."""
+    if not callable(function):
+        return ["missing", type(function).__name__]
+    try:
+        return ["returns", type(function(*args)) is expected]
+    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
+        return raised(error)
+
+
+def in_turn(cases: list, observe: Callable[..., object]) -> list:
+    """observe(*case) for every case, a failing case recorded as its exception."""
+    seen = []
+    for case in cases:
+        try:
+            seen.append(observe(*case))
+        except Exception as error:  # noqa: BLE001 - a failure of the submission is an observation
+            seen.append(raised(error))
+    return seen
+
+
+def single_thread(observer: Callable[[dict], object]) -> Callable[[dict], object]:
+    """Run an observer on one thread (tiny tensors: faster, and the same arithmetic in every run), leaving torch's
+    generator as it was."""
+
+    def run(ns: dict) -> object:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.random.fork_rng(devices=[]):
+                return observer(ns)
+        finally:
+            torch.set_num_threads(threads)
+
+    run.__name__ = observer.__name__
+    return run
+
+
+def whole(observe: Callable[[dict], list]) -> Callable[[dict], list]:
+    """observe, with a failure that stops it (the submission broke what it builds on) recorded as an observation."""
+
+    @functools.wraps(observe)
+    def run(ns: dict) -> list:
+        try:
+            return observe(ns)
+        except Exception as error:  # noqa: BLE001
+            return ["stopped", raised(error)]
+
+    return run
+
+
+def exact(value: object) -> list:
+    """A scalar with its type: True, 1 and 1.0 stay apart."""
+    return [type(value).__name__, plain(value)]
+
+
+def kind_of(value: object) -> str:
+    """The class of value with its module: "torch.Tensor", "builtins.int"."""
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def numbers(tensor: object) -> object:
+    """The values of a tensor, JSON-safe: non-finite values spelled out; anything else (None...) as plain() has it."""
+    if not isinstance(tensor, torch.Tensor):
+        return plain(tensor)
+    values = tensor.detach().tolist()
+    return values if bool(torch.isfinite(tensor).all()) else {"non-finite": repr(values)}
+
+
+def data(tensor: object, qualified: bool = False) -> object:
+    """What torch.equal looks at: the shape and the values (non-finite ones spelled out). Anything but a tensor is
+    reported by its class name, with its module (kind_of) when qualified."""
+    if not isinstance(tensor, torch.Tensor):
+        return {"not a tensor": kind_of(tensor) if qualified else type(tensor).__name__}
+    return [list(tensor.shape), plain(tensor.detach().tolist())]
+
+
+def walk(root: torch.nn.Module, root_path: str = "", lenient: bool = False) -> list[tuple[str, torch.nn.Module]]:
+    """Every module of a tree once, breadth first, with its first path (root_path, then the keys joined by dots),
+    following _modules in vars(). lenient: a module whose _modules is missing or not a plain dict is a leaf (else
+    that raises)."""
+    found, todo, seen = [], [(root, root_path)], set()
+    while todo:
+        module, path = todo.pop(0)
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        found.append((path, module))
+        children = vars(module).get("_modules") if lenient else vars(module)["_modules"]
+        if lenient and type(children) is not dict:
+            continue
+        for key, child in children.items():
+            if child is not None:
+                todo.append((child, key if path == "" else f"{path}.{key}"))
+    return found

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import plain
+from grader.trusted_checks.common import plain, raised, returns_type, single_thread, walk
 
 # The vocabulary of classify_slots (the read-only cell `group_names`), not an answer: which key belongs to which
 # group is left to the parent's comparison.
@@ -35,41 +35,11 @@ SLOT_NAMES = [
 CONTAINERS = set(SLOT_NAMES) - {"training", "_is_full_backward_hook"}
 
 
-def raised(error: Exception) -> list:
-    return ["raises", type(error).__name__]
-
-
-def returns_type(function: object, expected: type, *args: object) -> object:
-    """The visible lines of a hidden cell: only the type of what the function returns is checked."""
-    if not callable(function):
-        return ["missing", type(function).__name__]
-    try:
-        return ["returns", type(function(*args)) is expected]
-    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
-        return raised(error)
-
-
 def dict_items(value: object) -> object:
     """A dict's items in order (plain() keeps dicts as JSON objects, whose order the comparison ignores)."""
     if type(value) is not dict:
         return ["not a dict", type(value).__name__]
     return [[plain(key), plain(item)] for key, item in value.items()]
-
-
-def single_thread(observer: Callable[[dict], object]) -> Callable[[dict], object]:
-    """Run an observer on one thread (tiny tensors: faster, and the same arithmetic in every run)."""
-
-    def run(ns: dict) -> object:
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with torch.random.fork_rng(devices=[]):
-                return observer(ns)
-        finally:
-            torch.set_num_threads(threads)
-
-    run.__name__ = observer.__name__
-    return run
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -308,21 +278,6 @@ class Stop(Exception):
     """A structural check failed: the observation ends there, as the test stops at its first failed assert."""
 
 
-def walk(root: nn.Module) -> list[tuple[str, nn.Module]]:
-    """Every module of a tree once, with a path, following _modules in vars()."""
-    found, todo, seen = [], [(root, "root")], set()
-    while todo:
-        module, path = todo.pop(0)
-        if id(module) in seen:
-            continue
-        seen.add(id(module))
-        found.append((path, module))
-        children = vars(module).get("_modules")
-        if type(children) is dict:
-            todo.extend((child, f"{path}.{key}") for key, child in children.items() if child is not None)
-    return found
-
-
 def same_keys(got: object, expected: dict) -> bool:
     got_keys, expected_keys = list(got), list(expected)
     if len(got_keys) != len(expected_keys):
@@ -333,7 +288,7 @@ def same_keys(got: object, expected: dict) -> bool:
 def structure(original: nn.Module, copy: object) -> list:
     """How the copy relates to the original, check by check as the hidden cell makes them (types, keys in order,
     identities): [checks that held, whether one failed (the walk stops at the first)]."""
-    modules = walk(original)
+    modules = walk(original, "root", lenient=True)
     original_ids = {id(module) for _, module in modules}
     container_ids = {id(vars(m)[n]) for _, m in modules for n in CONTAINERS if n in vars(m)}
     copy_of: dict[int, object] = {}
@@ -630,7 +585,7 @@ class CopyCase:
             log.clear()
             observations.append(plain(copy(x)))
             observations.append(list(log))
-            for _, module in walk(original):  # an in-place update of the original's parameters...
+            for _, module in walk(original, "root", lenient=True):  # an in-place update of the original's parameters...
                 for parameter in vars(module)["_parameters"].values():
                     if parameter is not None:
                         parameter.mul_(0.5).add_(0.25)
@@ -647,9 +602,11 @@ class CopyCase:
         hooks_before = list(vars(original)["_forward_pre_hooks"])
         copy.register_forward_pre_hook(self.logging_hook("copy only"))
         observations.append(list(vars(original)["_forward_pre_hooks"]) == hooks_before)
-        modes = [(path, vars(module)["training"]) for path, module in walk(original)]
+        modes = [(path, vars(module)["training"]) for path, module in walk(original, "root", lenient=True)]
         copy.train(False)
-        observations.append(all((path, vars(module)["training"]) in modes for path, module in walk(original)))
+        observations.append(
+            all((path, vars(module)["training"]) in modes for path, module in walk(original, "root", lenient=True))
+        )
         return observations
 
     def observe(self, module: nn.Module, width: int | None, gen: torch.Generator) -> list:
@@ -666,7 +623,7 @@ class CopyCase:
     @staticmethod
     def snapshot(root: nn.Module) -> list:
         state = []
-        for path, module in walk(root):
+        for path, module in walk(root, "root", lenient=True):
             for name, value in vars(module).items():
                 entry: tuple = (path, name, type(value), id(value))
                 if type(value) in (dict, OrderedDict):

@@ -10,38 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import attempt, plain
-
-
-def raised(error: Exception) -> list:
-    return ["raises", type(error).__name__]
-
-
-def returns_type(function: object, expected: type, *args: object) -> object:
-    """The visible lines of a hidden cell: only the type of what the function returns is checked."""
-    if not callable(function):
-        return ["missing", type(function).__name__]
-    try:
-        return ["returns", type(function(*args)) is expected]
-    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
-        return raised(error)
-
-
-def single_thread(observer: Callable[[dict], object]) -> Callable[[dict], object]:
-    """Run an observer on one thread (tiny tensors: faster), leaving torch's generator as it was."""
-
-    def run(ns: dict) -> object:
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with torch.random.fork_rng(devices=[]):
-                return observer(ns)
-        finally:
-            torch.set_num_threads(threads)
-
-    run.__name__ = observer.__name__
-    return run
-
+from grader.trusted_checks.common import attempt, plain, raised, returns_type, single_thread
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: predict_setattr

@@ -3,18 +3,13 @@ models of each test cell (the hidden cells' seeded cases rebuilt here), recorded
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from random import Random
 
 import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
 
-from grader.trusted_checks.common import plain
-
-
-def raised(error: Exception) -> list:
-    return ["raises", type(error).__name__]
+from grader.trusted_checks.common import in_turn, numbers, plain
 
 
 def boolean(value: object) -> object:
@@ -32,25 +27,6 @@ def listing(modes: object) -> object:
 def compared(result: object) -> object:
     """A result that a test compares with == to a dict: its items (dict == ignores the order and the subclass)."""
     return plain(dict(result)) if isinstance(result, dict) else plain(result)
-
-
-def numbers(tensor: object) -> object:
-    """The values of a tensor (None stays None), JSON-safe: non-finite values spelled out."""
-    if tensor is None or not isinstance(tensor, torch.Tensor):
-        return plain(tensor)
-    values = tensor.detach().tolist()
-    return values if bool(torch.isfinite(tensor).all()) else {"non-finite": repr(values)}
-
-
-def in_turn(cases: list, observe: Callable[..., object]) -> list:
-    """observe(*case) for every case, a failing case recorded as its exception."""
-    seen = []
-    for case in cases:
-        try:
-            seen.append(observe(*case))
-        except Exception as error:  # noqa: BLE001 - a failure of the submission is an observation
-            seen.append(raised(error))
-    return seen
 
 
 # ---------------------------------------------------------------------------------------------------------

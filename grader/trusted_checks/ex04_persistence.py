@@ -10,30 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import plain
-
-
-def raised(error: Exception) -> list:
-    return ["raises", type(error).__name__]
-
-
-def in_turn(cases: list, observe: Callable[..., object]) -> list:
-    """observe(*case) for every case, a failing case recorded as its exception."""
-    seen = []
-    for case in cases:
-        try:
-            seen.append(observe(*case))
-        except Exception as error:  # noqa: BLE001 - a failure of the submission is an observation
-            seen.append(raised(error))
-    return seen
-
-
-def numbers(tensor: object) -> object:
-    """The values of a tensor, JSON-safe: non-finite values spelled out."""
-    if not isinstance(tensor, torch.Tensor):
-        return plain(tensor)
-    values = tensor.detach().tolist()
-    return values if bool(torch.isfinite(tensor).all()) else {"non-finite": repr(values)}
+from grader.trusted_checks.common import in_turn, numbers, plain
 
 
 def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:

@@ -9,12 +9,11 @@ import pickle
 import random
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable
 
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import approx, attempt, plain
+from grader.trusted_checks.common import approx, attempt, data, exact, in_turn, kind_of, plain, raised, walk, whole
 
 HOOK_TABLES = (
     "_forward_pre_hooks",
@@ -38,51 +37,6 @@ class ForwardError(Exception):
     pass
 
 
-def raised(error: BaseException) -> list:
-    return ["raises", type(error).__name__]
-
-
-def whole(observe: Callable[[dict], list]) -> Callable[[dict], list]:
-    """observe, with a failure that stops it (the submission broke what it builds on) recorded as an observation."""
-
-    @functools.wraps(observe)
-    def run(ns: dict) -> list:
-        try:
-            return observe(ns)
-        except Exception as error:  # noqa: BLE001
-            return ["stopped", raised(error)]
-
-    return run
-
-
-def in_turn(cases: list, observe: Callable[..., object]) -> list:
-    """observe(*case) for every case, a failing case recorded as its exception."""
-    seen = []
-    for case in cases:
-        try:
-            seen.append(observe(*case))
-        except Exception as error:  # noqa: BLE001 - a failure of the submission is an observation
-            seen.append(raised(error))
-    return seen
-
-
-def exact(value: object) -> list:
-    """A scalar with its type: True, 1 and 1.0 stay apart."""
-    return [type(value).__name__, plain(value)]
-
-
-def data(tensor: object) -> object:
-    """What torch.equal looks at: the shape and the values (non-finite ones spelled out)."""
-    if not isinstance(tensor, torch.Tensor):
-        return {"not a tensor": type(tensor).__name__}
-    return [list(tensor.shape), plain(tensor.detach().tolist())]
-
-
-def kind_of(value: object) -> str:
-    kind = type(value)
-    return f"{kind.__module__}.{kind.__qualname__}"
-
-
 def grads_data(grads: list) -> list:
     return [None if grad is None else data(grad) for grad in grads]
 
@@ -98,21 +52,6 @@ def quietly() -> object:
             yield
     finally:
         torch.set_num_threads(threads)
-
-
-def walk(root: nn.Module) -> list:
-    """Every module of the tree once, with its first path, following _modules in vars()."""
-    found, todo, seen = [], [(root, "")], set()
-    while todo:
-        module, path = todo.pop(0)
-        if id(module) in seen:
-            continue
-        seen.add(id(module))
-        found.append((path, module))
-        for key, child in vars(module)["_modules"].items():
-            if child is not None:
-                todo.append((child, key if path == "" else f"{path}.{key}"))
-    return found
 
 
 def tables_of(module: nn.Module) -> dict:

@@ -3,7 +3,6 @@ replayed on the submission's MiniModule alone, and what it returns, raises and h
 
 from __future__ import annotations
 
-import functools
 import random
 import types
 import warnings
@@ -14,7 +13,7 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from grader.trusted_checks.common import plain
+from grader.trusted_checks.common import data, exact, in_turn, kind_of, plain, raised, whole
 
 SLOTS = (
     "training",
@@ -29,51 +28,6 @@ SLOTS = (
 
 class Skip(Exception):
     """A step that cannot run on this sequence (as in the hidden cells)."""
-
-
-def raised(error: BaseException) -> list:
-    return ["raises", type(error).__name__]
-
-
-def whole(observe: Callable[[dict], list]) -> Callable[[dict], list]:
-    """observe, with a failure that stops it (the submission broke what it builds on) recorded as an observation."""
-
-    @functools.wraps(observe)
-    def run(ns: dict) -> list:
-        try:
-            return observe(ns)
-        except Exception as error:  # noqa: BLE001
-            return ["stopped", raised(error)]
-
-    return run
-
-
-def in_turn(cases: list, observe: Callable[..., object]) -> list:
-    """observe(*case) for every case, a failing case recorded as its exception."""
-    seen = []
-    for case in cases:
-        try:
-            seen.append(observe(*case))
-        except Exception as error:  # noqa: BLE001 - a failure of the submission is an observation
-            seen.append(raised(error))
-    return seen
-
-
-def exact(value: object) -> list:
-    """A scalar with its type: True, 1 and 1.0 stay apart."""
-    return [type(value).__name__, plain(value)]
-
-
-def kind_of(value: object) -> str:
-    kind = type(value)
-    return f"{kind.__module__}.{kind.__qualname__}"
-
-
-def data(tensor: object) -> object:
-    """What torch.equal looks at: the shape and the values (non-finite ones spelled out)."""
-    if not isinstance(tensor, torch.Tensor):
-        return {"not a tensor": kind_of(tensor)}
-    return [list(tensor.shape), plain(tensor.detach().tolist())]
 
 
 def outcome(action: Callable[[], object]) -> tuple:
@@ -127,7 +81,9 @@ def observe_mini_visible(ns: dict) -> list:
         probe.register_buffer("mean", torch.zeros(3), persistent=False)
         seen.append([plain(list(vars(probe)["_buffers"])), as_set(vars(probe)["_non_persistent_buffers_set"])])
         probe.mean = torch.ones(3)
-        seen.append([data(vars(probe)["_buffers"]["mean"]), as_set(vars(probe)["_non_persistent_buffers_set"])])
+        seen.append(
+            [data(vars(probe)["_buffers"]["mean"], qualified=True), as_set(vars(probe)["_non_persistent_buffers_set"])]
+        )
         tensor = torch.zeros(2)
         probe.scale = tensor
         seen.append([vars(probe)["scale"] is tensor, "scale" in vars(probe)["_buffers"]])
@@ -867,7 +823,7 @@ def observe_state_dict_visible(ns: dict) -> list:
         checkpoint = {key: torch.full_like(value, 7.0) for key, value in twin.state_dict().items()}
         result = mini.load_state_dict(checkpoint)
         seen.append([isinstance(result, tuple), plain(list(result)) if isinstance(result, tuple) else None])
-        seen.append([vars(vars(mini)["_modules"]["enc"])["_parameters"]["w"] is weight, data(weight)])
+        seen.append([vars(vars(mini)["_modules"]["enc"])["_parameters"]["w"] is weight, data(weight, qualified=True)])
         partial = {"enc.w": torch.zeros(2), "head.extra": torch.zeros(1)}
         result = mini.load_state_dict(partial, strict=False)
         seen.append(plain(list(result)) if isinstance(result, tuple) else kind_of(result))
@@ -941,7 +897,9 @@ def saved_seen(trees: Trees) -> object:
             seen.append([key, "not a tensor", kind_of(value)])
             continue
         same_memory = value.shape == registered.shape and value.data_ptr() == registered.data_ptr()
-        seen.append([value is registered, value.requires_grad, same_memory, str(value.dtype), data(value)])
+        seen.append(
+            [value is registered, value.requires_grad, same_memory, str(value.dtype), data(value, qualified=True)]
+        )
     return seen
 
 
@@ -1014,7 +972,7 @@ def load_play(trees: Trees, step: tuple) -> list:
     seen.append([value is old for value, old in zip(now, objects)])  # noqa: B905 - as the hidden cell pairs them
     seen.append(
         [
-            [str(value.dtype), value.requires_grad, data(value)]
+            [str(value.dtype), value.requires_grad, data(value, qualified=True)]
             for value, twin in zip(now, all_tensors(trees, 1))  # noqa: B905
             if value is not None and twin is not None
         ]
@@ -1101,12 +1059,14 @@ def observe_modes_visible(ns: dict) -> list:
         table = vars(mini)["_forward_pre_hooks"]
         seen.append([isinstance(handles[0], RemovableHandle), len(table), all(type(key) is int for key in table)])
         got = mini(x)
-        seen.append([data(got), [call[0] for call in calls], plain(calls[1]) if len(calls) > 1 else None])
+        seen.append(
+            [data(got, qualified=True), [call[0] for call in calls], plain(calls[1]) if len(calls) > 1 else None]
+        )
         handles[1].remove()
         handles[1].remove()
         seen.append([name(hook) for hook in vars(mini)["_forward_pre_hooks"].values()])
         calls.clear()
-        seen.append(data(mini(x)))
+        seen.append(data(mini(x), qualified=True))
         return "done"
 
     return [*in_turn([[]], modes), *in_turn([[]], hooks), seen]
@@ -1213,7 +1173,7 @@ def modes_play(trees: HookTrees, step: tuple) -> list:
             got = outcome(lambda: trees.nodes[0][0](values.clone(), **kwargs))
         if got[0] == "raised":
             return [raised(got[1])]
-        return [list(trees.log), data(got[1]), hooks_state(trees)]
+        return [list(trees.log), data(got[1], qualified=True), hooks_state(trees)]
     if op in ("train", "eval", "bad train"):
         mini = trees.node(step[1])[0]
         if op == "eval":
