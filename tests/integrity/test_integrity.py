@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integrity import suite
+from tests.integrity.conftest import TABLES
 from tests.integrity.vectors import HONEST, VECTORS, Vector
 
 KNOWN_BUGS = [vector for vector in VECTORS if vector.known_bug]
@@ -25,7 +26,9 @@ def result() -> suite.Result:
     why = suite.cannot_confine()
     if why:
         pytest.skip(why)
-    return suite.run(echo=True)
+    ran = suite.run(echo=True)
+    TABLES.append(ran.lines)
+    return ran
 
 
 @pytest.mark.parametrize("vector", [_param(vector) for vector in VECTORS])
