@@ -119,12 +119,19 @@ CLASSIFY_DECOY_VALUES: list[Callable[[], object]] = [
 ]
 
 
-def classify_decoys(rng: random.Random, low: int, high: int) -> list[tuple[str, object]]:
+def draw_decoys(
+    rng: random.Random, names: list[str], values: list[Callable[[], object]], low: int, high: int
+) -> list[tuple[str, object]]:
+    """Between low and high plain attributes named like the slots, drawn as the hidden cells draw them."""
     decoys = []
-    for name in rng.sample(CLASSIFY_DECOY_NAMES, rng.randint(low, high)):
-        make = rng.choice(CLASSIFY_DECOY_VALUES)
+    for name in rng.sample(names, rng.randint(low, high)):
+        make = rng.choice(values)
         decoys.append((name, make()))
     return decoys
+
+
+def classify_decoys(rng: random.Random, low: int, high: int) -> list[tuple[str, object]]:
+    return draw_decoys(rng, CLASSIFY_DECOY_NAMES, CLASSIFY_DECOY_VALUES, low, high)
 
 
 class Extras(nn.Module):
@@ -149,33 +156,49 @@ def silent_hook(*args: object, **kwargs: object) -> None:
     return None
 
 
-def classify_add_hooks(module: nn.Module, rng: random.Random) -> None:
+def add_hooks(module: nn.Module, rng: random.Random, hook_for: Callable[[str], Callable], most: int) -> None:
+    """Between 1 and `most` hooks of distinct kinds, drawn as the hidden cells draw them; hook_for(kind) is the
+    function registered."""
     full_backward = rng.random() < 0.5
     kinds = ["pre", "fwd", "bwd_pre", "bwd", "sd_pre", "sd_post", "load_pre", "load_post", "removed"]
-    for kind in rng.sample(kinds, rng.randint(1, len(kinds))):
+    for kind in rng.sample(kinds, rng.randint(1, min(most, len(kinds)))):
         prepend, with_kwargs, always_call = (rng.random() < 0.5 for _ in range(3))
+        hook = hook_for(kind)
         if kind == "pre":
-            module.register_forward_pre_hook(silent_hook, prepend=prepend, with_kwargs=with_kwargs)
+            module.register_forward_pre_hook(hook, prepend=prepend, with_kwargs=with_kwargs)
         elif kind == "fwd":
-            module.register_forward_hook(silent_hook, prepend=prepend, with_kwargs=with_kwargs, always_call=always_call)
+            module.register_forward_hook(hook, prepend=prepend, with_kwargs=with_kwargs, always_call=always_call)
         elif kind == "bwd_pre":
-            module.register_full_backward_pre_hook(silent_hook, prepend=prepend)
+            module.register_full_backward_pre_hook(hook, prepend=prepend)
         elif kind == "bwd" and full_backward:
-            module.register_full_backward_hook(silent_hook, prepend=prepend)
+            module.register_full_backward_hook(hook, prepend=prepend)
         elif kind == "bwd":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                module.register_backward_hook(silent_hook)
+                module.register_backward_hook(hook)
         elif kind == "sd_pre":
-            module.register_state_dict_pre_hook(silent_hook)
+            module.register_state_dict_pre_hook(hook)
         elif kind == "sd_post":
-            module.register_state_dict_post_hook(silent_hook)
+            module.register_state_dict_post_hook(hook)
         elif kind == "load_pre":
-            module.register_load_state_dict_pre_hook(silent_hook)
+            module.register_load_state_dict_pre_hook(hook)
         elif kind == "load_post":
-            module.register_load_state_dict_post_hook(silent_hook)
+            module.register_load_state_dict_post_hook(hook)
         else:
-            module.register_forward_hook(silent_hook, with_kwargs=True, always_call=True).remove()
+            module.register_forward_hook(hook, with_kwargs=True, always_call=True).remove()
+
+
+def half_made(module: nn.Module, slots: list[str], decoys: list[tuple[str, object]], decoys_first: bool) -> None:
+    """Give a module made by __new__ the first slots of a fresh nn.Module, its decoys before or after them."""
+    template = vars(nn.Module())
+    if decoys_first:
+        for name, value in decoys:
+            setattr(module, name, value)
+    for name in slots:
+        vars(module)[name] = template[name]
+    if not decoys_first:
+        for name, value in decoys:
+            setattr(module, name, value)
 
 
 def classify_built(rng: random.Random) -> nn.Module:
@@ -208,23 +231,14 @@ def classify_case(rng: random.Random) -> nn.Module:
         module = cls.__new__(cls)
         n_slots = rng.choice([0, 0, rng.randint(1, 16), 17])
         decoys = classify_decoys(rng, 0, 3)
-        decoys_first = rng.random() < 0.5
-        if decoys_first:
-            for name, value in decoys:
-                setattr(module, name, value)
-        template = vars(nn.Module())
-        for name in list(template)[:n_slots]:
-            vars(module)[name] = template[name]
-        if not decoys_first:
-            for name, value in decoys:
-                setattr(module, name, value)
+        half_made(module, list(vars(nn.Module()))[:n_slots], decoys, decoys_first=rng.random() < 0.5)
         return module
     else:
         module = classify_built(rng)
         if kind == "compiled":
             module._compiled_call_impl = module._call_impl  # what m.compile() stores, without compiling
     if rng.random() < 0.6:
-        classify_add_hooks(module, rng)
+        add_hooks(module, rng, lambda kind: silent_hook, most=9)
     if rng.random() < 0.3:
         module.register_buffer("extra_buffer", torch.zeros(1), persistent=False)
         module.register_parameter("no_param", None)
@@ -467,40 +481,7 @@ class CopyCase:
 
     @staticmethod
     def decoys(rng: random.Random, low: int, high: int) -> list[tuple[str, object]]:
-        decoys = []
-        for name in rng.sample(COPY_DECOY_NAMES, rng.randint(low, high)):
-            make = rng.choice(COPY_DECOY_VALUES)
-            decoys.append((name, make()))
-        return decoys
-
-    def add_hooks(self, module: nn.Module, number: int, rng: random.Random) -> None:
-        full_backward = rng.random() < 0.5
-        kinds = ["pre", "fwd", "bwd_pre", "bwd", "sd_pre", "sd_post", "load_pre", "load_post", "removed"]
-        for kind in rng.sample(kinds, rng.randint(1, 5)):
-            prepend, with_kwargs, always_call = (rng.random() < 0.5 for _ in range(3))
-            hook = self.logging_hook(f"{kind}@#{number}")
-            if kind == "pre":
-                module.register_forward_pre_hook(hook, prepend=prepend, with_kwargs=with_kwargs)
-            elif kind == "fwd":
-                module.register_forward_hook(hook, prepend=prepend, with_kwargs=with_kwargs, always_call=always_call)
-            elif kind == "bwd_pre":
-                module.register_full_backward_pre_hook(hook, prepend=prepend)
-            elif kind == "bwd" and full_backward:
-                module.register_full_backward_hook(hook, prepend=prepend)
-            elif kind == "bwd":
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    module.register_backward_hook(hook)
-            elif kind == "sd_pre":
-                module.register_state_dict_pre_hook(hook)
-            elif kind == "sd_post":
-                module.register_state_dict_post_hook(hook)
-            elif kind == "load_pre":
-                module.register_load_state_dict_pre_hook(hook)
-            elif kind == "load_post":
-                module.register_load_state_dict_post_hook(hook)
-            else:
-                module.register_forward_hook(hook, with_kwargs=True, always_call=True).remove()
+        return draw_decoys(rng, COPY_DECOY_NAMES, COPY_DECOY_VALUES, low, high)
 
     def build_tree(self, rng: random.Random, width: int, depth: int, pool: list) -> nn.Module:
         if pool and rng.random() < 0.3:
@@ -538,16 +519,7 @@ class CopyCase:
             module = cls.__new__(cls)
             n_slots = rng.choice([0, rng.randint(1, 16), 17])
             decoys = self.decoys(rng, 0, 3)
-            decoys_first = rng.random() < 0.5
-            if decoys_first:
-                for name, value in decoys:
-                    setattr(module, name, value)
-            template = vars(nn.Module())
-            for name in SLOT_NAMES[:n_slots]:
-                vars(module)[name] = template[name]
-            if decoys and not decoys_first:
-                for name, value in decoys:
-                    setattr(module, name, value)
+            half_made(module, SLOT_NAMES[:n_slots], decoys, decoys_first=rng.random() < 0.5)
             if n_slots == 17 and rng.random() < 0.7:
                 child = nn.Linear(2, 2)
                 module.register_parameter("w", nn.Parameter(torch.zeros(2)))
@@ -565,7 +537,7 @@ class CopyCase:
             b.weight = a.weight
         for number, node in enumerate(pool, start=1):
             if rng.random() < 0.3:
-                self.add_hooks(node, number, rng)
+                add_hooks(node, rng, lambda kind, number=number: self.logging_hook(f"{kind}@#{number}"), most=5)
             if rng.random() < 0.15:
                 node.eval()
             if rng.random() < 0.15:

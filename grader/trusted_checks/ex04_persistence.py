@@ -213,6 +213,17 @@ def checkpoint_snapshot(checkpoint: object) -> tuple:
     )
 
 
+def smallest_first(cases: list, first: Callable[[], object], case: Callable[[dict], object]) -> list:
+    """A hidden cell's observations on one thread: first(), then case(item) for each case, smallest first."""
+    cases.sort(key=lambda item: item["size"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return [*in_turn([[]], first), *in_turn([[item] for item in cases], case)]
+    finally:
+        torch.set_num_threads(threads)
+
+
 def observe_migrate_hidden(ns: dict) -> list:
     migrate_state_dict = ns.get("migrate_state_dict")
     standardizer = ns.get("Standardizer")
@@ -247,14 +258,7 @@ def observe_migrate_hidden(ns: dict) -> list:
         return seen
 
     rng = random.Random(MIGRATE_SEED)
-    cases = [*(migrate_case(rng) for _ in range(MIGRATE_CASES)), *migrate_hand_made()]
-    cases.sort(key=lambda item: item["size"])
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return [*in_turn([[]], first), *in_turn([[item] for item in cases], case)]
-    finally:
-        torch.set_num_threads(threads)
+    return smallest_first([*(migrate_case(rng) for _ in range(MIGRATE_CASES)), *migrate_hand_made()], first, case)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -552,14 +556,7 @@ def observe_explain_hidden(ns: dict) -> list:
         ]
 
     rng = random.Random(EXPLAIN_SEED)
-    cases = [*(explain_case(rng) for _ in range(EXPLAIN_CASES)), *explain_hand_made()]
-    cases.sort(key=lambda item: item["size"])
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return [*in_turn([[]], first), *in_turn([[item] for item in cases], case)]
-    finally:
-        torch.set_num_threads(threads)
+    return smallest_first([*(explain_case(rng) for _ in range(EXPLAIN_CASES)), *explain_hand_made()], first, case)
 
 
 OBSERVERS = {

@@ -267,6 +267,27 @@ def record_own_hooks(model: nn.Module, rng: random.Random) -> None:
             module.register_state_dict_post_hook(lambda *args, **kwargs: None)
 
 
+def draw_names(rng: random.Random, model: nn.Module, kind: str, bad_names: list[str]) -> list:
+    """The module names a hidden case asks for, drawn as the hidden cells draw them: some of the model's names, a
+    shared module under two of its names, and for kind "unknown" one of bad_names (one the model lacks)."""
+    all_names = [name for name, _ in model.named_modules(remove_duplicate=False)]
+    count = 0 if rng.random() < 0.05 else rng.randint(1, min(5, len(all_names)))
+    names = [rng.choice(all_names) for _ in range(count)]
+    paths: dict = {}
+    for name, module in model.named_modules(remove_duplicate=False):
+        paths.setdefault(id(module), []).append(name)
+    shared = [found for found in paths.values() if len(found) > 1]
+    if shared and rng.random() < 0.6:
+        names += rng.sample(rng.choice(shared), 2)
+        rng.shuffle(names)
+    if kind == "unknown":
+        bad = rng.choice(bad_names)
+        if bad in all_names:
+            bad = "encoder"
+        names.insert(rng.randint(0, len(names)), bad)
+    return names
+
+
 def record_fixed_case(case: int) -> tuple:
     shared = nn.Linear(2, 2)
     if case == 1:
@@ -291,21 +312,7 @@ def record_case(rng: random.Random, case: int) -> tuple:
     if kind == "forward":
         model = nn.Sequential(model, Boom())
     record_own_hooks(model, rng)
-    all_names = [name for name, _ in model.named_modules(remove_duplicate=False)]
-    count = 0 if rng.random() < 0.05 else rng.randint(1, min(5, len(all_names)))
-    names = [rng.choice(all_names) for _ in range(count)]
-    paths: dict = {}
-    for name, module in model.named_modules(remove_duplicate=False):
-        paths.setdefault(id(module), []).append(name)
-    shared = [found for found in paths.values() if len(found) > 1]
-    if shared and rng.random() < 0.6:
-        names += rng.sample(rng.choice(shared), 2)
-        rng.shuffle(names)
-    if kind == "unknown":
-        bad = rng.choice(["encoder", "9", "0.weight", "cell", "0.", ".0", "pair.left.0.1.2", " "])
-        if bad in all_names:
-            bad = "encoder"
-        names.insert(rng.randint(0, len(names)), bad)
+    names = draw_names(rng, model, kind, ["encoder", "9", "0.weight", "cell", "0.", ".0", "pair.left.0.1.2", " "])
     container = rng.choice([list, tuple])
     batch = rng.randint(1, 3)
     inputs = [
@@ -835,21 +842,7 @@ def monitor_case(rng: random.Random, case: int) -> tuple:
     model = nn.Sequential(*parts)
     monitor_own_hooks(model, rng)
     kind = rng.choice(["with"] * 4 + ["manual", "body", "unknown"])
-    all_names = [name for name, _ in model.named_modules(remove_duplicate=False)]
-    count = 0 if rng.random() < 0.05 else rng.randint(1, min(5, len(all_names)))
-    names = [rng.choice(all_names) for _ in range(count)]
-    paths: dict = {}
-    for name, module in model.named_modules(remove_duplicate=False):
-        paths.setdefault(id(module), []).append(name)
-    shared = [found for found in paths.values() if len(found) > 1]
-    if shared and rng.random() < 0.6:
-        names += rng.sample(rng.choice(shared), 2)
-        rng.shuffle(names)
-    if kind == "unknown":
-        bad = rng.choice(["encoder", "9", "0.weight", "0.bias", "head", "1.", " "])
-        if bad in all_names:
-            bad = "encoder"
-        names.insert(rng.randint(0, len(names)), bad)
+    names = draw_names(rng, model, kind, ["encoder", "9", "0.weight", "0.bias", "head", "1.", " "])
     batch = rng.randint(1, 3)
     requires_grad = rng.random() < 0.75
     inputs = [

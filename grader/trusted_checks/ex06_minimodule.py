@@ -382,18 +382,26 @@ def observe_mini_hidden(ns: dict) -> list:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def through(module: object, x: torch.Tensor, eval_scale: float) -> torch.Tensor:
+    """The forward of the test trees' nodes: x through the children, plus each parameter's sum, then scaled by 2 in
+    training mode and by eval_scale in eval mode."""
+    for child in module._modules.values():
+        if child is not None:
+            x = child(x)
+    for parameter in module._parameters.values():
+        if parameter is not None:
+            x = x + parameter.sum()
+    return x * (2.0 if module.training else eval_scale)
+
+
 def node_class(base: type) -> type:
+    """The node of the trees of parts 2 to 4; its attributes are written as on a plain object."""
+
     class Node(base):
         def forward(self, x, shift=0.0):
-            x = x + shift
-            for child in self._modules.values():
-                if child is not None:
-                    x = child(x)
-            for parameter in self._parameters.values():
-                if parameter is not None:
-                    x = x + parameter.sum()
-            return x * (2.0 if self.training else 0.5)
+            return through(self, x + shift, 0.5)
 
+    Node.__setattr__ = object.__setattr__
     return Node
 
 
@@ -602,13 +610,7 @@ def leaf_class(mini_module: type) -> type:
         __setattr__ = object.__setattr__
 
         def forward(self, x):
-            for child in self._modules.values():
-                if child is not None:
-                    x = child(x)
-            for parameter in self._parameters.values():
-                if parameter is not None:
-                    x = x + parameter.sum()
-            return x * (2.0 if self.training else 3.0)
+            return through(self, x, 3.0)
 
     return MiniLeaf
 
@@ -768,7 +770,6 @@ def observe_traversal_hidden(ns: dict) -> list:
 
     seen = in_turn([[]], first)
     node = node_class(mini_module)
-    node.__setattr__ = object.__setattr__
 
     def next_step(rng, trees):
         return random_build_step(rng, trees, TRAVERSAL_WEIGHTS)
@@ -995,7 +996,6 @@ def observe_state_dict_hidden(ns: dict) -> list:
 
     seen = in_turn([[]], first)
     node = node_class(mini_module)
-    node.__setattr__ = object.__setattr__
 
     def next_step(rng, trees):
         if rng.random() < 0.3:
@@ -1220,7 +1220,6 @@ def observe_modes_hidden(ns: dict) -> list:
 
     seen = in_turn([[]], first)
     node = node_class(mini_module)
-    node.__setattr__ = object.__setattr__
     threads = quiet_threads()
     try:
         seen.append(fixed_sequence(HookTrees(node), FIXED_HOOK_STEPS, modes_play))
