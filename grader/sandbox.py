@@ -91,7 +91,8 @@ class Sandbox:
             )
         self.own_uids = self.confined and os.geteuid() == 0  # outside it, another uid could not read /root
         self.scratch = run_dir / "scratch"
-        self.scratch.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)  # what a killed run left: children are numbered from 1 again
+        self.scratch.mkdir(parents=True)
         os.chmod(self.scratch, 0o755 if self.own_uids else 0o700)  # children write only in their own folders
         self._lock = threading.Lock()
         self._count = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -104,6 +105,8 @@ def test_a_killed_run_resumes_without_losing_or_duplicating_a_grade(tmp_path: Pa
     assert f"{ASSIGNMENT}: {len(graded_before)} submission(s) already graded with the same files" in second.stderr
     assert {p.stem: p.stat().st_mtime_ns for p in ledger.glob("*.json") if p.stem in graded_before} == graded_before
 
+    statuses = {p.stem: json.loads(p.read_text())["status"] for p in ledger.glob("*.json")}
+    assert statuses == dict.fromkeys(expected, "ok"), "what the killed run left behind must not hurt the next"
     scores = {student: cells[ASSIGNMENT] for student, cells in cell_scores(default_db_url(work)).items()}
     assert scores == expected
     cells_per_student = len(next(iter(expected.values())))
