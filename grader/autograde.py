@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from nbformat import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import BaseConverter
@@ -118,9 +119,10 @@ def autograde(
             # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
             generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
+        released = {path.name: read_notebook(path) for path in sorted((exercises() / assignment).glob("*.ipynb"))}
         checker = checking.result()
         futures = {
-            pool.submit(_grade, assignment, student, print_, config, checker): (student, print_)
+            pool.submit(_grade, assignment, student, print_, config, checker, released): (student, print_)
             for student, print_ in plan.pending
         }
         for future in as_completed(futures):
@@ -158,14 +160,27 @@ def _trusted_checker(assignment: str, sandbox: Sandbox) -> TrustedChecker | None
     return None
 
 
-def _grade(assignment: str, student: str, fingerprint: str, config, checker: TrustedChecker | None) -> Outcome:
-    """Grade one submission; a broken submission becomes an error outcome, a suspicious one a flagged outcome."""
+def _grade(
+    assignment: str,
+    student: str,
+    fingerprint: str,
+    config,
+    checker: TrustedChecker | None,
+    released: dict[str, NotebookNode],
+) -> Outcome:
+    """Grade one submission; a broken submission becomes an error outcome, a suspicious one a flagged outcome.
+
+    `released`: the assignment's released notebooks by file name, read once for the whole run.
+    """
     folder = Path(config.CourseDirectory.submitted_directory) / student / assignment
-    problem = _symbolic_link(folder) or _unreadable_notebook(folder) or _missing_notebook(folder, assignment)
+    problem = _symbolic_link(folder)  # first: a link is never followed, not even to read it
+    if not problem:
+        submitted, problem = _read_submission(folder)
+        problem = problem or _missing_notebook(submitted, released)
     if problem:
         return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
     db_url = config.CourseDirectory.db_url
-    flags = _tampered(folder, assignment)
+    flags = _tampered(submitted, released)
     TRUSTED.checker, TRUSTED.verdicts = checker, {}
     with GRADEBOOK:
         converter = ConcurrentAutograde(coursedir=CourseDirectory(config=config), config=config)
@@ -186,7 +201,7 @@ def _grade(assignment: str, student: str, fingerprint: str, config, checker: Tru
                 return Outcome(student, assignment, status, 0.0, 0.0, fingerprint)
     errors = [RUN.problem] if RUN.problem else []
     if checker:
-        flags += _apply_trusted_check(checker, config, student, TRUSTED.verdicts or {})
+        flags += _apply_trusted_check(checker, config, student, TRUSTED.verdicts)
     score, max_score = _recorded_total(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
     return Outcome(student, assignment, status, score, max_score, fingerprint)
@@ -243,21 +258,19 @@ def _symbolic_link(folder: Path) -> str:
     return f"{links[0]} is a symbolic link (not graded)" if links else ""
 
 
-def _tampered(folder: Path, assignment: str) -> list[str]:
+def _tampered(submitted: dict[str, NotebookNode], released: dict[str, NotebookNode]) -> list[str]:
+    """What each submitted notebook changed that a student may not, against the released notebook of its name."""
     problems = []
-    for path in sorted(folder.glob("*.ipynb")):
-        released = exercises() / assignment / path.name
-        if released.is_file():
-            problems += tampering(read_notebook(path), read_notebook(released))
+    for name, notebook in submitted.items():
+        if name in released:
+            problems += tampering(notebook, released[name])
     return problems
 
 
-def _missing_notebook(folder: Path, assignment: str) -> str:
-    expected = sorted(p.name for p in (exercises() / assignment).glob("*.ipynb"))
-    found = sorted(p.name for p in folder.glob("*.ipynb"))
-    missing = [name for name in expected if name not in found]
+def _missing_notebook(submitted: dict[str, NotebookNode], released: dict[str, NotebookNode]) -> str:
+    missing = [name for name in released if name not in submitted]
     if missing:
-        return f"{', '.join(missing)} is missing (found: {', '.join(found) or 'no notebook'})"
+        return f"{', '.join(missing)} is missing (found: {', '.join(submitted) or 'no notebook'})"
     return ""
 
 
@@ -283,14 +296,16 @@ def _errors_logged_by_this_thread() -> Iterator[list[str]]:
         get_logger().removeHandler(handler)
 
 
-def _unreadable_notebook(folder: Path) -> str:
-    """The first submitted notebook that is not a readable nbformat 4 notebook, described; '' if none."""
+def _read_submission(folder: Path) -> tuple[dict[str, NotebookNode], str]:
+    """The submitted notebooks by file name, and the first that is not a readable nbformat 4 notebook, described
+    ('' if none)."""
+    notebooks = {}
     for path in sorted(folder.glob("*.ipynb")):
         try:
-            read_notebook(path)
+            notebooks[path.name] = read_notebook(path)
         except CourseError as error:
-            return str(error).split(": ", 1)[1]
-    return ""
+            return notebooks, str(error).split(": ", 1)[1]
+    return notebooks, ""
 
 
 def _recorded_total(db_url: str, assignment: str, student: str) -> tuple[float, float]:
@@ -371,7 +386,7 @@ class TrustedCheckOfThisThread(threading.local):
     """The trusted check of the submission this thread grades, and its verdicts per notebook once started."""
 
     checker: TrustedChecker | None = None
-    verdicts: dict[str, Future] | None = None
+    verdicts: dict[str, Future]  # set by _grade, with checker
 
 
 TRUSTED = TrustedCheckOfThisThread()
@@ -384,11 +399,12 @@ class ConcurrentExecute(SandboxedExecute):
     def preprocess(self, nb, resources, retries=None):
         GRADEBOOK.release()
         try:
-            if TRUSTED.checker and TRUSTED.verdicts is not None:
+            if TRUSTED.checker:
                 cells = TRUSTED.checker.code_to_run(nb)
                 TRUSTED.verdicts[resources.get("unique_key", "")] = _in_thread(TRUSTED.checker.check, cells)
             result = super().preprocess(nb, resources, retries)
-            wait(list((TRUSTED.verdicts or {}).values()))  # before taking the gradebook back
+            if TRUSTED.checker:
+                wait(list(TRUSTED.verdicts.values()))  # before taking the gradebook back
             return result
         finally:
             GRADEBOOK.acquire()
