@@ -5,14 +5,18 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from jupyter_client import AsyncKernelManager
 from nbformat import NotebookNode
 from nbgrader.preprocessors import ClearOutput, Execute
 from nbgrader.utils import determine_grade
+from traitlets import default
 from traitlets.config import Config
 
 from grader.notebooks import nbgrader_cells
@@ -57,12 +61,37 @@ def validating() -> contextlib.AbstractContextManager[None]:
     return nbgrader_environment(NBGRADER_VALIDATING="1", NBGRADER_EXECUTION="validate")
 
 
+class PrivateSocketKernelManager(AsyncKernelManager):
+    """A kernel reached over Unix sockets in a folder of its own, not over TCP ports.
+
+    Over TCP, jupyter_client picks free ports and the kernel binds them a moment later; a port another process
+    takes meanwhile kills the kernel at start ("Kernel didn't respond in 60 seconds"), which happens when several
+    kernels start at once. Jupyter's own ipc default is one shared name in the working folder, which mixes up
+    kernels started together; a private folder per kernel does not.
+    """
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc"
+
+    @default("ip")
+    def _ip_default(self) -> str:
+        self._socket_folder = tempfile.mkdtemp(prefix="grader-kernel-")
+        return os.path.join(self._socket_folder, "socket")
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and getattr(self, "_socket_folder", None):
+            shutil.rmtree(self._socket_folder, ignore_errors=True)
+
+
 def execute(notebook: NotebookNode, folder: Path, config: Config) -> NotebookNode:
     """A copy of `notebook` with fresh outputs, executed with nbgrader's settings in `folder`."""
     notebook = copy.deepcopy(notebook)
     resources = {"metadata": {"path": str(folder)}}
-    for step in (ClearOutput, Execute):
-        notebook, resources = step(config=config).preprocess(notebook, resources)
+    notebook, resources = ClearOutput(config=config).preprocess(notebook, resources)
+    kernels = {"kernel_manager_class": PrivateSocketKernelManager} if os.name == "posix" else {}
+    notebook, resources = Execute(config=config, **kernels).preprocess(notebook, resources)
     return notebook
 
 

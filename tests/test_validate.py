@@ -53,3 +53,23 @@ def test_validate_needs_the_release(toy_course: Path) -> None:
     run = grader("validate", root=toy_course)
     assert run.returncode == 1
     assert run.stderr.strip() == "error: exercises/extoy/extoy.ipynb: missing; run `python -m grader release extoy`"
+
+
+def test_kernels_started_together_each_use_their_own_unix_sockets(tmp_path: Path) -> None:
+    """Over TCP a port taken by another process between choice and bind kills the kernel at start (a CI failure)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader.course import nbgrader_config
+    from grader.execute import execute
+
+    cell = "import json, ipykernel.connect as c\ninfo = json.loads(c.get_connection_info())\nprint(info['transport'])"
+    cell += "\nprint(info['ip'])"
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    config = nbgrader_config(tmp_path / "work")
+    with ThreadPoolExecutor(3) as pool:
+        runs = list(pool.map(lambda _: execute(notebook, tmp_path, config), range(3)))
+    printed = [run.cells[0].outputs[0].text.split() for run in runs]
+    assert [transport for transport, _ in printed] == ["ipc"] * 3
+    sockets = [Path(ip) for _, ip in printed]
+    assert len({socket.parent for socket in sockets}) == 3
+    assert not any(socket.parent.exists() for socket in sockets)  # each kernel's folder is removed with it
