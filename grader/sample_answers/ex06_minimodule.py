@@ -173,6 +173,15 @@ MINI_CHECKS_BEFORE_REMOVAL = _variant(
 """,
 )
 
+# __delattr__ removes a buffer but leaves its name in _non_persistent_buffers_set.
+MINI_DELATTR_KEEPS_MARK = _variant(
+    MINI_CORRECT,
+    """                if registry == "_buffers":
+                    self._non_persistent_buffers_set.discard(name)
+""",
+    "",
+)
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: Traversal
 # ---------------------------------------------------------------------------------------------------------
@@ -489,6 +498,17 @@ MODES_TRAIN_ACCEPTS_INTS = _variant(
     "        if mode not in (True, False):\n",
 )
 
+# __call__ hands the forward hooks the arguments as they came in, not as the pre-hooks left them.
+MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = _variant(
+    _variant(
+        MODES_CORRECT,
+        "        for hook in tuple(self._forward_pre_hooks.values()):\n",
+        "        original = args\n        for hook in tuple(self._forward_pre_hooks.values()):\n",
+    ),
+    "            replaced = hook(self, args, result)\n",
+    "            replaced = hook(self, original, result)\n",
+)
+
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
     "parameter_keeps_submodule": {
@@ -529,6 +549,14 @@ ANSWERS = {
         "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH,
     },
     "train_accepts_ints": {"modes_and_hooks": MODES_TRAIN_ACCEPTS_INTS},
+    "delattr_keeps_mark": {
+        "mini_module": MINI_DELATTR_KEEPS_MARK,
+        "modes_and_hooks": MODES_CORRECT,
+    },
+    "forward_hooks_see_original_args": {
+        "traversal": TRAVERSAL_CORRECT,
+        "modes_and_hooks": MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS,
+    },
     # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
     # their 12 points: the parts are graded independently.
     "parts_2_and_4_only": {
@@ -574,6 +602,8 @@ EXPECTED = {
     "remove_raises_second_time": _points(modes=(0, 0)),
     "hook_keys_by_table_length": _points(state_dict=(2, 4), modes=(2, 0)),
     "train_accepts_ints": _points(modes=(2, 0)),
+    "delattr_keeps_mark": _points(mini=(0, 0), modes=(2, 4)),
+    "forward_hooks_see_original_args": _points(traversal=(2, 4), modes=(0, 0)),
     "parts_2_and_4_only": _points(traversal=(2, 4), modes=(2, 4)),
     "alternative_correct": _points(mini=(2, 4), traversal=(2, 4), state_dict=(2, 4), modes=(2, 4)),
 }

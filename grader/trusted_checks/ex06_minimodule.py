@@ -129,6 +129,7 @@ def raises(kind: type, action: Callable[[], object]) -> object:
 
 
 MINI_SEED, MINI_SEQUENCES = 20130601, 120
+FIXED_MINI_STEPS = [("start", "built"), ("buffer", "mean", ("tensor", (2,)), False), ("del", "mean")]
 MINI_NAMES = ["w", "w", "b", "sub", "sub", "mean", "mean", "x", "level", "size", "kind", "forward", "a.b", ""]
 PLAIN = (int, float, str, bool, type(None))
 
@@ -371,6 +372,7 @@ def observe_mini_hidden(ns: dict) -> list:
         seen.append([key for key in SLOTS if key != "training" and vars(one).get(key) is vars(two).get(key)])
     except Exception as error:  # noqa: BLE001
         return [*seen, raised(error)]
+    seen.append(mini_replay(probe, leaf, mini_module, FIXED_MINI_STEPS))
     rng = random.Random(MINI_SEED)
     for _ in range(MINI_SEQUENCES):
         seen.append(mini_replay(probe, leaf, mini_module, random_sequence(rng)))
