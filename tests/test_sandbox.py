@@ -108,6 +108,21 @@ def test_limits_hold(sandbox: Sandbox) -> None:
     assert len(text(flood)) < 2 << 20 and text(flood).rstrip().endswith("[output truncated by the grader]")
 
 
+def test_under_memory_pressure_a_childs_processes_are_killed_first(sandbox: Sandbox) -> None:
+    """Limits are per process; if the machine runs short all the same, the kernel picks a student's process."""
+    source = "import subprocess, sys\nprint(open('/proc/self/oom_score_adj').read().strip())\n"
+    source += "print(subprocess.run([sys.executable, '-c', \"print(open('/proc/self/oom_score_adj').read())\"], "
+    source += "capture_output=True, text=True).stdout.strip())"
+    [reply] = run(sandbox, source)
+    assert text(reply).split() == ["1000", "1000"]  # the child's own score, and that of a process it starts
+
+
+@pytest.mark.skipif(not (bubblewrap_available() and os.geteuid() == 0), reason="needs bubblewrap run as root")
+def test_a_child_cannot_lower_its_oom_score(sandbox: Sandbox) -> None:
+    [reply] = run(sandbox, "open('/proc/self/oom_score_adj', 'w').write('0')")
+    assert reply["outputs"][-1]["ename"] == "PermissionError"
+
+
 def test_remembered_cells_still_meet_a_submissions_transformers(sandbox: Sandbox) -> None:
     sandbox.remember(["value = 1\nvalue"])
     [plain] = run(sandbox, "value = 1\nvalue")
