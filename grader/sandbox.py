@@ -97,6 +97,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._count = 0
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.environment = self._environment(MOUNTED_INSIDE if self.confined else str(INSIDE))  # every child's too
         scratch = SCRATCH_INSIDE if self.confined else str(self.scratch)
         command = [sys.executable, "-m", "fork_server", str(theirs.fileno()), scratch, *PRELOAD]
         if self.confined:
@@ -108,7 +109,7 @@ class Sandbox:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
-                env=self._environment(MOUNTED_INSIDE if self.confined else str(INSIDE)),
+                env=self.environment,
                 cwd=scratch if not self.confined else None,
             )
         theirs.close()
@@ -143,7 +144,7 @@ class Sandbox:
     def _ask(self, request: dict) -> tuple[dict, list[int]]:
         with self._lock:
             self._control.send(json.dumps(request).encode())
-            packet, fds, _flags, _address = socket.recv_fds(self._control, 1 << 16, 1)
+            packet, fds, _flags, _address = socket.recv_fds(self._control, CONTROL_PACKET, 1)
         if not packet:
             raise ChildDied(f"the sandbox's fork server ended (status {self._process.poll()}); see its log")
         return json.loads(packet), fds
@@ -155,7 +156,7 @@ class Sandbox:
             self._count += 1
             number = self._count
         uid = UID_BASE + number if self.own_uids else None
-        environment = {**self._environment(MOUNTED_INSIDE if self.confined else str(INSIDE)), **(env or {})}
+        environment = {**self.environment, **(env or {})}
         request = {"op": "spawn", "id": number, "uid": uid, "threads": self.threads, "env": environment}
         _reply, fds = self._ask({**request, "limits": self.limits.for_child(uid is not None)})
         child = Child(self, number, socket.socket(fileno=fds[0]))
