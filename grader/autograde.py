@@ -19,7 +19,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,13 +37,14 @@ from grader.execute import nbgrader_environment
 from grader.nbgrader_setup import ready_nbgrader
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
-from grader.sandbox import Sandbox, start_sandbox, worker_count
+from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
 from grader.sandboxed_execute import RUN, SandboxedExecute, sandbox_in_use
 from grader.tables import format_table
 from grader.tampering import tampering
 from grader.trusted import TrustedChecker, Verdict, has_trusted_check
 
 GRADEBOOK = threading.Lock()
+ATTEMPTS = 3  # tries per submission when the sandbox itself fails (restarted in between)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ def plan(assignment: str, work_dir: Path) -> Plan:
     """Find every submission under `work_dir`/submitted/<student>/<assignment>/ and what is left to grade.
 
     A submission counts as done when the ledger holds an outcome for exactly its current files, so an interrupted
-    run can simply be started again, and a resubmission is graded again.
+    run can simply be started again, and a resubmission is graded again. The ledger never holds an outcome that the
+    grader's own failure caused.
     """
     [assignment] = assignment_names([assignment])
     submitted = work_dir / "submitted"
@@ -113,7 +115,7 @@ def autograde(
     workers = worker_count(workers)
     # The sandbox's warm server imports torch while the assignment is recorded.
     with _grading_run(work_dir, workers, sandbox) as running, ThreadPoolExecutor(workers) as pool:
-        running.remember(_course_cells(assignment))
+        running.prepare(_course_cells(assignment))
         checking = pool.submit(_trusted_checker, assignment, running)  # the solution's observations, meanwhile:
         with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
             # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
@@ -121,24 +123,39 @@ def autograde(
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
         released = {path.name: read_notebook(path) for path in sorted((exercises() / assignment).glob("*.ipynb"))}
         checker = checking.result()
-        futures = {
-            pool.submit(_grade, assignment, student, print_, config, checker, released): (student, print_)
-            for student, print_ in plan.pending
-        }
-        for future in as_completed(futures):
-            try:
-                outcome = future.result()
-            except Exception as error:  # noqa: BLE001 - a fault of the grader on one submission must not end the batch
-                student, print_ = futures[future]
-                with GRADEBOOK:
-                    _award_nothing(config.CourseDirectory.db_url, assignment, student)
-                reason = f"error: the grader failed on this submission ({type(error).__name__}: {error})"
-                outcome = Outcome(student, assignment, reason, 0.0, 0.0, print_)
-            ledger.write(outcome)
-            outcomes[outcome.student] = outcome
-            if on_outcome:
-                on_outcome(outcome)
+
+        def grade(student: str, print_: str) -> Future:
+            return pool.submit(_grade, assignment, student, print_, config, checker, released)
+
+        futures = {grade(student, print_): (student, print_, 1) for student, print_ in plan.pending}
+        while futures:
+            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in finished:
+                student, print_, attempt = futures.pop(future)
+                outcome, final = _outcome_of(future, assignment, student, print_, config)
+                if not final and attempt < ATTEMPTS:
+                    failure = future.exception()
+                    if isinstance(failure, SandboxFailure):
+                        running.restart(failure.generation)
+                    futures[grade(student, print_)] = (student, print_, attempt + 1)
+                    continue
+                if final:  # an outcome the grader's own failure caused is not final: a re-run grades it
+                    ledger.write(outcome)
+                outcomes[outcome.student] = outcome
+                if on_outcome:
+                    on_outcome(outcome)
     return [outcomes[student] for student in plan.students]
+
+
+def _outcome_of(future: Future, assignment: str, student: str, print_: str, config) -> tuple[Outcome, bool]:
+    """The outcome of one grading, and whether it is final (False when the grader, not the submission, failed)."""
+    try:
+        return future.result(), True
+    except Exception as error:  # noqa: BLE001 - a fault of the grader on one submission must not end the batch
+        with GRADEBOOK:
+            _award_nothing(config.CourseDirectory.db_url, assignment, student)
+        reason = f"error: the grader failed on this submission, run again to grade it ({type(error).__name__}: {error})"
+        return Outcome(student, assignment, reason, 0.0, 0.0, print_), False
 
 
 def _course_cells(assignment: str) -> list[str]:
@@ -192,6 +209,8 @@ def _grade(
             try:
                 converter.start()
             except Exception as error:  # noqa: BLE001 - nbgrader reports any failure of one submission this way
+                if RUN.failure is not None:  # the sandbox failed, not the submission
+                    raise RUN.failure from error
                 reason = (errors[-1] if errors else str(error)).strip().splitlines()[0]
                 _award_nothing(db_url, assignment, student)
                 if flags:  # nbgrader's message about the edited notebook would mislead: say what was edited
@@ -199,6 +218,8 @@ def _grade(
                 else:
                     status = f"error: {reason}"
                 return Outcome(student, assignment, status, 0.0, 0.0, fingerprint)
+    if RUN.failure is not None:
+        raise RUN.failure
     errors = [RUN.problem] if RUN.problem else []
     if checker:
         flags += _apply_trusted_check(checker, config, student, TRUSTED.verdicts)
@@ -219,6 +240,8 @@ def _apply_trusted_check(checker: TrustedChecker, config, student: str, verdicts
         try:
             pending = verdicts.get(path.stem)
             verdict = pending.result() if pending else checker.check(checker.code_to_run(read_notebook(path)))
+        except SandboxFailure:
+            raise
         except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
             reason = f"the trusted check failed ({type(error).__name__})"
             verdict = Verdict(dict.fromkeys(checker.test_points, 0.0), dict.fromkeys(checker.test_points, reason))

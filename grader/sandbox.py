@@ -3,11 +3,13 @@
 Inside bubblewrap the server and its children see the Python installation and the virtual environment read-only,
 grader/inside_sandbox/ read-only, an empty /tmp, and one scratch folder; not this repository (solutions, tests,
 gradebook, other students' submissions), not the network (a network namespace of their own with no interface
-but loopback), not the host's processes (a PID namespace). Run as root, each child also drops to a user id of its
-own, so children cannot touch each other's scratch folders, and a process left behind is found and killed by its
-uid. Every child has resource limits (memory, CPU time, file size, open files, processes) and the grader puts a
-wall-clock limit on every cell and every notebook. Without bubblewrap the same server runs unconfined, with a
-warning.
+but loopback), not the host's processes (a PID namespace). Run as root, each child is also isolated from every
+other (see grader.inside_sandbox.fork_server): PID, IPC, mount, network and UTS namespaces of its own, whose end
+kills everything it started; one size-limited tmpfs for its home, /tmp and /dev/shm; a user id of its own. Every
+child has resource limits (memory, CPU time, file size, disk, open files, processes) and the grader puts a
+wall-clock limit, by its own clock, on every cell and every notebook. Without bubblewrap the same server runs
+unconfined, with a warning. A server that dies or stops answering is a SandboxFailure (the grader's fault, never a
+student's): `restart` starts a new one.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ PRELOAD = ["numpy", "numpy.random", "torch", "torch.nn", "IPython"]
 UID_BASE = 1_500_000  # children run as UID_BASE + their number: far above any account's or subordinate range
 MOUNTED_INSIDE, SCRATCH_INSIDE = "/opt/grader", "/scratch"
 CONTROL_PACKET = 1 << 16  # the largest request or reply on the control socket (see fork_server)
+CONTROL_SECONDS = 60.0  # a server that takes longer to answer a request is unhealthy
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Limits:
     notebook_seconds: float = 600.0  # wall clock for the child's whole life, and its CPU seconds
     memory_mb: int = 1024  # address space on top of the warm process's
     file_mb: int = 64  # largest file it may write
+    disk_mb: int = 256  # all its files together (home, /tmp, /dev/shm: one tmpfs; only where children are isolated)
+    inodes: int = 10_000  # files and folders it may make there
     processes: int = 16  # processes and threads of its uid (only where children get a uid of their own)
     open_files: int = 256
     reply_mb: int = 64  # largest message the grader reads from it
@@ -51,10 +56,23 @@ class Limits:
         return {
             "memory_bytes": self.memory_mb << 20,
             "file_bytes": self.file_mb << 20,
+            "disk_bytes": self.disk_mb << 20,
+            "inodes": self.inodes,
             "open_files": self.open_files,
             "cpu_seconds": int(self.notebook_seconds) + 1,
             "processes": self.processes if own_uid else 0,
         }
+
+
+class SandboxFailure(Exception):
+    """The sandbox itself failed (its server died or stopped answering): nothing a submission is to blame for.
+
+    `generation`: the server that failed (see Sandbox.restart).
+    """
+
+    def __init__(self, message: str, generation: int) -> None:
+        super().__init__(message)
+        self.generation = generation
 
 
 class ChildDied(Exception):
@@ -96,13 +114,20 @@ class Sandbox:
         os.chmod(self.scratch, 0o755 if self.own_uids else 0o700)  # children write only in their own folders
         self._lock = threading.Lock()
         self._count = 0
-        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.environment = self._environment(MOUNTED_INSIDE if self.confined else str(INSIDE))  # every child's too
+        self.transformed: dict[str, str] = {}  # cell source -> IPython's transformation, made here (see prepare)
+        self.generation = 0  # how many servers this run has started
+        self._start()
+
+    def _start(self) -> None:
+        """Start a warm server (the caller holds the lock, or nothing else uses the sandbox yet)."""
+        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._control.settimeout(CONTROL_SECONDS)
         scratch = SCRATCH_INSIDE if self.confined else str(self.scratch)
         command = [sys.executable, "-m", "fork_server", str(theirs.fileno()), scratch, *PRELOAD]
         if self.confined:
             command = self._bubblewrap() + command
-        with open(run_dir / "sandbox.log", "ab") as log:
+        with open(self.scratch.parent / "sandbox.log", "ab") as log:
             self._process = subprocess.Popen(
                 command,
                 pass_fds=[theirs.fileno()],
@@ -113,6 +138,17 @@ class Sandbox:
                 cwd=scratch if not self.confined else None,
             )
         theirs.close()
+        self.generation += 1
+
+    def restart(self, generation: int) -> None:
+        """Replace server number `generation` with a new one if it is dead or unhealthy (once, however many ask)."""
+        with self._lock:
+            if generation != self.generation:
+                return  # another worker restarted it already
+            self._control.close()
+            self._process.kill()
+            self._process.wait()
+            self._start()
 
     def _bubblewrap(self) -> list[str]:
         command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc"]
@@ -125,8 +161,8 @@ class Sandbox:
             command += ["--ro-bind", python, python]
         command += ["--ro-bind", str(INSIDE), MOUNTED_INSIDE, "--bind", str(self.scratch), SCRATCH_INSIDE]
         command += ["--chdir", SCRATCH_INSIDE]
-        if self.own_uids:
-            for capability in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN"):  # the server's; children drop all
+        if self.own_uids:  # the server's, for isolating children; their workers drop them all
+            for capability in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_SYS_ADMIN"):
                 command += ["--cap-add", capability]
         return command
 
@@ -141,40 +177,56 @@ class Sandbox:
             "OMP_NUM_THREADS": "1",
         }
 
-    def _ask(self, request: dict) -> tuple[dict, list[int]]:
+    def _ask(self, request: dict, generation: int) -> tuple[dict, list[int]]:
+        """The reply of server number `generation`; SandboxFailure if it is not the current one, is dead, does not
+        answer in time, or says it failed."""
         with self._lock:
-            self._control.send(json.dumps(request).encode())
-            packet, fds, _flags, _address = socket.recv_fds(self._control, CONTROL_PACKET, 1)
+            if generation != self.generation:
+                raise SandboxFailure("the sandbox's server was restarted while this child ran", generation)
+            try:
+                self._control.send(json.dumps(request).encode())
+                packet, fds, _flags, _address = socket.recv_fds(self._control, CONTROL_PACKET, 1)
+            except OSError as error:  # a timeout included
+                why = f"the sandbox's server did not answer ({type(error).__name__})"
+                raise SandboxFailure(why, generation) from None
         if not packet:
-            raise ChildDied(f"the sandbox's fork server ended (status {self._process.poll()}); see its log")
-        return json.loads(packet), fds
+            raise SandboxFailure(f"the sandbox's server ended (status {self._process.poll()})", generation)
+        reply = json.loads(packet)
+        if "error" in reply:
+            for fd in fds:
+                os.close(fd)
+            raise SandboxFailure(f"the sandbox's server failed: {reply['error']}", generation)
+        return reply, fds
 
     @contextmanager
     def child(self, env: dict[str, str] | None = None) -> Iterator[Child]:
         """A fresh child forked from the warm server, killed (with all it started) when the block ends."""
         with self._lock:
             self._count += 1
-            number = self._count
+            number, generation = self._count, self.generation
         uid = UID_BASE + number if self.own_uids else None
         environment = {**self.environment, **(env or {})}
         request = {"op": "spawn", "id": number, "uid": uid, "threads": self.threads, "env": environment}
-        _reply, fds = self._ask({**request, "limits": self.limits.for_child(uid is not None)})
-        child = Child(self, number, socket.socket(fileno=fds[0]))
+        request |= {"isolate": self.own_uids, "limits": self.limits.for_child(uid is not None)}
+        _reply, fds = self._ask(request, generation)
+        child = Child(self, number, generation, socket.socket(fileno=fds[0]))
         try:
             yield child
         finally:
             child.close()
             shutil.rmtree(self.scratch / str(number), ignore_errors=True)
 
-    def remember(self, sources: list[str]) -> None:
-        """Have the warm server prepare these cells (IPython's input transformation) once for all later children."""
-        for source in sources:  # one packet each: a control packet holds at most CONTROL_PACKET bytes
-            if len(source.encode()) < CONTROL_PACKET // 2:
-                self._ask({"op": "remember", "sources": [source]})
+    def prepare(self, sources: list[str]) -> None:
+        """Transform these cells (IPython's input transformation) once, here in the grader, for every later child.
 
-    def finish(self, number: int, died: bool = False) -> str:
+        Only the transformed text of cells the child is sent anyway travels with them: a child never holds a cell
+        before it runs it, hidden tests included.
+        """
+        self.transformed.update(transformed_cells(sources))
+
+    def finish(self, number: int, generation: int, died: bool = False) -> str:
         """Kill child `number` and all it started; how it ended (`died`: it closed its connection first)."""
-        reply, _fds = self._ask({"op": "finish", "id": number, "died": died})
+        reply, _fds = self._ask({"op": "finish", "id": number, "died": died}, generation)
         return str(reply["ended"])
 
     def cpu_seconds(self) -> tuple[float, float]:
@@ -192,7 +244,8 @@ class Sandbox:
 
     def close(self) -> None:
         """End the server; it kills every child still running."""
-        self._control.close()
+        with self._lock:
+            self._control.close()
         try:
             self._process.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -205,6 +258,18 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def transformed_cells(sources: list[str]) -> dict[str, str]:
+    """IPython's input transformation of each cell that a shell transforms without its own state (see prepare)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    manager, transformed = TransformerManager(), {}
+    for source in sources:
+        text = manager.transform_cell(source)
+        if len(text.splitlines()) > 1:  # one-line cells also go through the shell's prefilter
+            transformed[source] = text
+    return transformed
 
 
 def worker_count(requested: int | None = None) -> int:
@@ -220,21 +285,28 @@ def start_sandbox(work_dir: Path, workers: int, limits: Limits | None = None) ->
 class Child:
     """The grader's side of one child: send a request, wait (with a deadline) for its one reply."""
 
-    def __init__(self, sandbox: Sandbox, number: int, connection: socket.socket) -> None:
-        self.sandbox, self.number, self.connection = sandbox, number, connection
+    def __init__(self, sandbox: Sandbox, number: int, generation: int, connection: socket.socket) -> None:
+        self.sandbox, self.number, self.generation, self.connection = sandbox, number, generation, connection
         self.deadline = time.monotonic() + sandbox.limits.notebook_seconds
         self.ended: str | None = None
 
+    def run(self, source: str) -> dict:
+        """Run one cell; the child's reply (see request)."""
+        request = {"op": "run", "source": source}
+        if source in self.sandbox.transformed:
+            request["transformed"] = self.sandbox.transformed[source]
+        return self.request(request)
+
     def request(self, message: dict) -> dict:
-        """The child's reply; CellTimeout or ChildDied (with how it ended) when there is none."""
+        """The child's reply; CellTimeout or ChildDied (with how it ended) when there is none, by the grader's
+        clock whatever the child sends; SandboxFailure when the sandbox itself failed."""
         if self.ended is not None:
             raise ChildDied(self.ended)
         limits = self.sandbox.limits
         timeout = min(limits.cell_seconds, self.deadline - time.monotonic())
         try:
             framing.send(self.connection, message)
-            self.connection.settimeout(max(timeout, 0.001))
-            reply = framing.receive(self.connection, limit=limits.reply_mb << 20)
+            reply = framing.receive(self.connection, limit=limits.reply_mb << 20, deadline=time.monotonic() + timeout)
         except TimeoutError:
             self.close()
             raise CellTimeout(f"it ran past its time limit ({timeout:.0f} s)") from None
@@ -251,5 +323,6 @@ class Child:
         """Kill the child (if alive) and everything it started; how it ended."""
         if self.ended is None:
             self.connection.close()
-            self.ended = self.sandbox.finish(self.number, died)
+            self.ended = "ended"  # set first: a failing finish must not be retried by the caller's cleanup
+            self.ended = self.sandbox.finish(self.number, self.generation, died)
         return self.ended

@@ -3,7 +3,8 @@
 The child answers each cell with its outputs as JSON; they are checked here, field by field, before they become
 nbformat outputs, since the child runs the submission's code and may send anything. If the child dies or runs past
 a limit, that cell gets an error output naming what happened, and so does every later code cell: a graded cell
-that never ran cannot look like one that passed.
+that never ran cannot look like one that passed. If the sandbox itself fails, the notebook is not graded at all:
+the SandboxFailure is recorded as this thread's and raised, for the caller to grade the submission again.
 """
 
 from __future__ import annotations
@@ -17,15 +18,18 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 
-from grader.sandbox import CellTimeout, ChildDied, Sandbox
+from grader.inside_sandbox.framing import ITEM_LIMIT, TOTAL_LIMIT
+from grader.sandbox import CellTimeout, ChildDied, Sandbox, SandboxFailure
 
 MIME_TEXT = ("text/", "image/svg+xml")
 
 
 class RunState(threading.local):
-    """What went wrong while this thread's last notebook ran ('' when nothing did)."""
+    """What went wrong while this thread's last notebook ran: the submission's problem ('' when none), and a
+    failure of the sandbox itself (None when none)."""
 
     problem: str = ""
+    failure: SandboxFailure | None = None
 
 
 RUN = RunState()
@@ -53,7 +57,14 @@ class SandboxedExecute(Execute):
     """Execute every code cell in one fresh sandboxed child; record a dead or stopped child as this thread's problem."""
 
     def preprocess(self, nb: NotebookNode, resources: dict, retries: int | None = None):
-        RUN.problem = ""
+        RUN.problem, RUN.failure = "", None
+        try:
+            return self._run(nb, resources)
+        except SandboxFailure as failure:
+            RUN.failure = failure
+            raise
+
+    def _run(self, nb: NotebookNode, resources: dict):
         sandbox = current_sandbox()
         with sandbox.child(env={"NBGRADER_EXECUTION": "autograde"}) as child:
             failure = ""
@@ -65,7 +76,7 @@ class SandboxedExecute(Execute):
                     cell.execution_count = None
                     continue
                 try:
-                    reply = child.request({"op": "run", "source": cell.source})
+                    reply = child.run(cell.source)
                 except (ChildDied, CellTimeout) as error:
                     failure = f"cell {index + 1}: {error}"
                     RUN.problem = failure
@@ -79,16 +90,40 @@ class SandboxedExecute(Execute):
 
 
 def checked_outputs(raw: object) -> list[NotebookNode]:
-    """The child's outputs as valid nbformat outputs; anything malformed becomes an error output saying so."""
+    """The child's outputs as valid nbformat outputs, within the per-cell limits (the child may send anything).
+
+    An output that is malformed, or that nbformat rejects, is replaced by a note saying so, and so are outputs past
+    the limits: a note is a stream, so it costs no points a test cell earned.
+    """
     if type(raw) is not list:
         return [_error("InvalidOutput", "the kernel sent no list of outputs")]
-    outputs = []
+    outputs, size, dropped, malformed = [], 0, 0, ""
     for item in raw:
         try:
-            outputs.append(_checked(item))
-        except (TypeError, ValueError, KeyError, RecursionError) as error:
-            outputs.append(_error("InvalidOutput", f"the kernel sent a malformed output ({error})"))
+            output = _checked(item)
+        except Exception as error:  # noqa: BLE001 - nbformat's validation errors included: a bad output is a note
+            malformed = malformed or _brief(error)
+            dropped += 1
+            continue
+        size += len(json.dumps(output, ensure_ascii=False))
+        if len(outputs) < ITEM_LIMIT and size <= 2 * TOTAL_LIMIT:  # the child counts characters, this JSON
+            outputs.append(output)
+            continue
+        dropped += 1
+        if output.output_type == "error" and not any(o.output_type == "error" for o in outputs):
+            outputs.append(_error(output.ename[:200], output.evalue[:2000]))  # it decides whether the cell passed
+    if dropped:
+        why = f"; the first was not a valid output ({malformed})" if malformed else ""
+        outputs.append(_note(f"[the grader dropped {dropped} output(s) of this cell{why}]"))
     return outputs
+
+
+def _brief(error: Exception) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+
+
+def _note(text: str) -> NotebookNode:
+    return new_output("stream", name="stderr", text=text + "\n")
 
 
 def _checked(item: object) -> NotebookNode:
@@ -117,7 +152,7 @@ def _checked(item: object) -> NotebookNode:
         if kind == "execute_result":
             count = item.get("execution_count")
             fields["execution_count"] = count if type(count) is int else None
-        return new_output(kind, **fields)
+        return new_output(kind, **fields)  # nbformat validates it
     raise ValueError(f"unknown output type {kind!r}")
 
 

@@ -84,7 +84,7 @@ class TrustedChecker:
         with self.sandbox.child() as child:
             try:
                 for source in cells:
-                    child.request({"op": "run", "source": source})
+                    child.run(source)
                 reply = child.request(self.request)
             except (ChildDied, CellTimeout) as error:
                 return {}, str(error)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from grader.sandbox import CellTimeout, ChildDied, Limits, Sandbox, bubblewrap_available
+from grader.course import solutions
+from grader.notebooks import assignment_notebooks, read_notebook
+from grader.sandbox import CellTimeout, ChildDied, Limits, Sandbox, bubblewrap_available, transformed_cells
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -73,11 +76,9 @@ def test_a_child_sees_neither_the_repository_nor_the_network(sandbox: Sandbox) -
         "import socket\nsocket.create_connection(('127.0.0.1', 22), timeout=2)",
         "import os\nsorted(os.listdir('/'))",
     )
-    assert [r["outputs"][0]["ename"] for r in replies[:3]] == [
-        "FileNotFoundError",
-        "FileNotFoundError",
-        "ConnectionRefusedError",
-    ]
+    assert [r["outputs"][0]["ename"] for r in replies[:2]] == ["FileNotFoundError", "FileNotFoundError"]
+    # isolated children have a network namespace of their own, without even loopback
+    assert replies[2]["outputs"][0]["ename"] in ("ConnectionRefusedError", "OSError")
     top = set(ast.literal_eval(replies[3]["outputs"][0]["data"]["text/plain"]))
     system = {"bin", "dev", "etc", "lib", "lib32", "lib64", "opt", "proc", "sbin", "scratch", "sys", "tmp", "usr"}
     python = {Path(prefix).parts[1] for prefix in (sys.prefix, sys.base_prefix)}  # where the venv is bound
@@ -90,7 +91,8 @@ def test_children_cannot_reach_each_other(sandbox: Sandbox) -> None:
         where = first.request({"op": "run", "source": "import os\nopen('note', 'w').write('x')\nos.getcwd()"})
         folder = where["outputs"][0]["data"]["text/plain"].strip("'")
         [other] = run(sandbox, f"import os\nos.listdir({folder!r})")
-        assert other["outputs"][0]["ename"] == "PermissionError"
+        # the same path is the other child's own (empty) home
+        assert other["outputs"][0]["data"]["text/plain"] == "[]"
 
 
 def test_a_dead_or_stuck_child_is_reported(sandbox: Sandbox) -> None:
@@ -123,8 +125,8 @@ def test_a_child_cannot_lower_its_oom_score(sandbox: Sandbox) -> None:
     assert reply["outputs"][-1]["ename"] == "PermissionError"
 
 
-def test_remembered_cells_still_meet_a_submissions_transformers(sandbox: Sandbox) -> None:
-    sandbox.remember(["value = 1\nvalue"])
+def test_prepared_cells_still_meet_a_submissions_transformers(sandbox: Sandbox) -> None:
+    sandbox.prepare(["value = 1\nvalue"])
     [plain] = run(sandbox, "value = 1\nvalue")
     _, rewritten = run(
         sandbox,
@@ -132,4 +134,20 @@ def test_remembered_cells_still_meet_a_submissions_transformers(sandbox: Sandbox
         "value = 1\nvalue",
     )
     assert plain["outputs"][0]["data"]["text/plain"] == "1"
-    assert rewritten["outputs"][0]["data"]["text/plain"] == "2", "a transformer must see remembered cells too"
+    assert rewritten["outputs"][0]["data"]["text/plain"] == "2", "a transformer must see prepared cells too"
+
+
+def test_prepared_cells_are_transformed_as_the_shell_would(sandbox: Sandbox) -> None:
+    """The grader's transformation of the course's cells is the one a child's own shell makes of them."""
+    sources = [
+        cell.source
+        for folder in sorted(solutions().iterdir())
+        for path in assignment_notebooks(folder)
+        for cell in read_notebook(path).cells
+        if cell.cell_type == "code"
+    ]
+    prepared = transformed_cells([*sources, "%time 1 + 1\nx = 2", "!ls\ny = 1"])
+    assert len(prepared) > 30
+    [reply] = run(sandbox, f"import json\njson.dumps([get_ipython().transform_cell(s) for s in {list(prepared)!r}])")
+    by_the_shell = json.loads(ast.literal_eval(reply["outputs"][0]["data"]["text/plain"]))
+    assert by_the_shell == list(prepared.values())

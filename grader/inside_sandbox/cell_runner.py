@@ -14,47 +14,81 @@ import sys
 import types
 
 import framing
+from framing import ITEM_LIMIT, TOTAL_LIMIT
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 
-STREAM_LIMIT = 1 << 20  # characters of stdout or stderr kept per cell
-DATA_LIMIT = 8 << 20  # characters of rich output kept per cell
+STREAM_LIMIT = 1 << 20  # characters of stdout and stderr kept per cell
+ERROR_LIMIT = 64 << 10  # characters of an exception's message kept, and of its traceback
 
 
 class Outputs:
-    """The outputs of the cell being run, with the size limits applied."""
+    """The outputs of the cell being run, with the limits applied: what is dropped is counted and noted at the end."""
 
     def __init__(self) -> None:
         self.items: list[dict] = []
-        self.stream_chars = self.data_chars = 0
+        self.stream_chars = self.chars = self.dropped = 0
 
     def stream(self, name: str, text: str) -> None:
-        room = STREAM_LIMIT - self.stream_chars
-        if room <= 0 or not text:
+        if not text:
+            return
+        room = min(STREAM_LIMIT - self.stream_chars, TOTAL_LIMIT - self.chars)
+        if room <= 0:
+            self.dropped += self.stream_chars < STREAM_LIMIT  # past the stream limit, the truncation says it
             return
         if len(text) > room:
             text = text[:room] + "\n[output truncated by the grader]\n"
-        self.stream_chars += len(text)
         last = self.items[-1] if self.items else None
-        if last and last["output_type"] == "stream" and last["name"] == name:
-            last["text"].append(text)  # joined by finished(): repeated str += would be quadratic
-        else:
-            self.items.append({"output_type": "stream", "name": name, "text": [text]})
+        if not (last and last["output_type"] == "stream" and last["name"] == name):
+            if len(self.items) >= ITEM_LIMIT:
+                self.dropped += 1
+                return
+            self.items.append({"output_type": "stream", "name": name, "text": []})
+        self.items[-1]["text"].append(text)  # joined by finished(): repeated str += would be quadratic
+        self.stream_chars += len(text)
+        self.chars += len(text)
+
+    def rich(self, output: dict) -> None:
+        if self._room_for(sum(len(str(value)) for value in output.get("data", {}).values())):
+            self.items.append(output)
+
+    def error(self, ename: str, evalue: str, traceback: list[str]) -> None:
+        evalue = _shortened(evalue, ERROR_LIMIT)
+        kept, size = [], len(ename) + len(evalue)
+        for line in traceback:
+            if size + len(line) > ERROR_LIMIT:
+                kept.append("[the rest of the traceback was dropped by the grader]")
+                break
+            kept.append(line)
+            size += len(line)
+        if self._room_for(size):  # run_cell adds an error of its own if the cell failed and none was kept
+            self.items.append(_error(ename, evalue, kept))
+
+    def clear(self) -> None:
+        self.items.clear()
+        self.stream_chars = self.chars = 0
+
+    def _room_for(self, size: int) -> bool:
+        if len(self.items) >= ITEM_LIMIT or self.chars + size > TOTAL_LIMIT:
+            self.dropped += 1
+            return False
+        self.chars += size
+        return True
 
     def finished(self) -> list[dict]:
         for item in self.items:
             if item["output_type"] == "stream":
                 item["text"] = "".join(item["text"])
+        if self.dropped:
+            note = f"[the grader dropped {self.dropped} output(s) of this cell: it keeps {ITEM_LIMIT} outputs and "
+            note += f"{TOTAL_LIMIT >> 20} MiB per cell, {STREAM_LIMIT >> 20} MiB of it printed text]\n"
+            self.items.append({"output_type": "stream", "name": "stderr", "text": note})
         return self.items
 
-    def rich(self, output: dict) -> None:
-        size = sum(len(str(value)) for value in output.get("data", {}).values())
-        if self.data_chars + size > DATA_LIMIT:
-            self.stream("stderr", "[a display output larger than the grader keeps was dropped]\n")
-            return
-        self.data_chars += size
-        self.items.append(output)
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " [shortened by the grader]"
 
 
 CURRENT = Outputs()
@@ -96,7 +130,7 @@ class DisplayRecorder(DisplayPublisher):
         CURRENT.rich({"output_type": "display_data", "data": data, "metadata": metadata or {}})
 
     def clear_output(self, wait: bool = False) -> None:
-        CURRENT.items.clear()
+        CURRENT.clear()
 
 
 class CellShell(InteractiveShell):
@@ -104,20 +138,15 @@ class CellShell(InteractiveShell):
 
     displayhook_class = ResultHook
     display_pub_class = DisplayRecorder
-    transformed: dict[str, str] = {}  # cell source -> IPython's transformation of it, made in the warm server
-    pristine: tuple = ()  # the input transformers those were made with
-
-    def remember(self, sources: list[str]) -> None:
-        """Transform these cells now (the course's own cells, the same in every submission), once for all children."""
-        self.pristine = self._input_transformers()
-        self.transformed = dict(self.transformed)  # the instance's own, not the class default
-        for source in sources:
-            self.transformed[source] = InteractiveShell.transform_cell(self, source)
+    pristine: tuple = ()  # the input transformers of a fresh shell
+    offered: tuple[str, str] | None = None  # (cell, its transformation made by the grader) for the cell being run
 
     def transform_cell(self, raw_cell: str) -> str:
-        # A submission may add its own input transformers: then every cell goes through them, as in a kernel.
-        if raw_cell in self.transformed and self._input_transformers() == self.pristine:
-            return self.transformed[raw_cell]
+        # The grader transforms the course's cells once per run. A submission may add its own input transformers:
+        # then every cell goes through them, as in a kernel.
+        offered = self.offered
+        if offered is not None and offered[0] == raw_cell and self._input_transformers() == self.pristine:
+            return offered[1]
         return super().transform_cell(raw_cell)
 
     def _input_transformers(self) -> tuple:
@@ -131,7 +160,7 @@ class CellShell(InteractiveShell):
         )
 
     def _showtraceback(self, etype, evalue, stb) -> None:
-        CURRENT.items.append(_error(etype.__name__, str(evalue), list(stb)))
+        CURRENT.error(etype.__name__, str(evalue), list(stb))
 
 
 def _error(ename: str, evalue: str, traceback: list[str]) -> dict:
@@ -147,21 +176,25 @@ def new_shell() -> CellShell:
     shell = CellShell.instance(config=config)
     shell.colors = "nocolor"  # tracebacks keep their context lines; syntax colouring would triple their cost
     shell.run_cell("1 / 0", silent=True)  # formats one traceback: its lazy imports happen once, here
-    CURRENT.items.clear()
+    CURRENT.clear()
     shell.execution_count = 1
+    shell.pristine = shell._input_transformers()
     return shell
 
 
-def run_cell(shell: CellShell, source: str) -> dict:
+def run_cell(shell: CellShell, source: str, transformed: str | None = None) -> dict:
     global CURRENT
     CURRENT = Outputs()
+    shell.offered = (source, transformed) if type(transformed) is str else None
     result = shell.run_cell(source, store_history=True)
+    shell.offered = None
     sys.stdout.flush()
     outputs = CURRENT.finished()
     failure = result.error_before_exec or result.error_in_exec
     if failure is not None and not any(o["output_type"] == "error" for o in outputs):
         # The traceback display was replaced (nbgrader's Execute records the error from the reply all the same).
-        outputs.append(_error(type(failure).__name__, str(failure), ["ERROR: showtraceback was disabled"]))
+        name, message = type(failure).__name__, _shortened(str(failure), ERROR_LIMIT)
+        outputs.append(_error(name, message, ["ERROR: showtraceback was disabled"]))
     return {"outputs": outputs, "execution_count": shell.execution_count - 1, "success": failure is None}
 
 
@@ -188,7 +221,10 @@ def observe(shell: CellShell, request: dict) -> dict:
 def serve(connection: socket.socket, shell: CellShell) -> None:
     """Answer requests until the grader closes the connection."""
     sys.stdout, sys.stderr = CapturedStream("stdout"), CapturedStream("stderr")
-    handlers = {"run": lambda shell, request: run_cell(shell, request["source"]), "observe": observe}
+    handlers = {
+        "run": lambda shell, request: run_cell(shell, request["source"], request.get("transformed")),
+        "observe": observe,
+    }
     while True:
         request = framing.receive(connection)
         if request is None:

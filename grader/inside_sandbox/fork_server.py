@@ -2,12 +2,21 @@
 
 Started by grader.sandbox (inside bubblewrap when it is available) as
 `python -m fork_server CONTROL_FD SCRATCH PRELOAD...`. The control socket (SOCK_SEQPACKET, one JSON message per
-packet) takes three requests:
-- {"op": "spawn", "id": N, "uid": U or null, "limits": {...}, "threads": T, "env": {...}}: fork a child that runs
-  grader.inside_sandbox.cell_runner; the reply {"pid": P} carries the grader's end of the child's socket.
-- {"op": "finish", "id": N}: stop that child and everything it started; the reply {"ended": "..."} says how it ended.
-- {"op": "remember", "sources": [...]}: let IPython transform these cells now, once, for every later child.
-End of the control socket ends the run: every child still alive is killed.
+packet) takes two requests:
+- {"op": "spawn", "id": N, "uid": U or null, "isolate": bool, "limits": {...}, "threads": T, "env": {...}}: fork a
+  child that runs grader.inside_sandbox.cell_runner; the reply {"pid": P} carries the grader's end of the child's
+  socket.
+- {"op": "finish", "id": N, "died": bool}: stop that child and everything it started; the reply {"ended": "..."}
+  says how it ended.
+A request that fails is answered {"error": "..."} and the server goes on. End of the control socket ends the run:
+every child still alive is killed.
+
+An isolated child (as root inside bubblewrap) is three processes. Its keeper unshares a PID, IPC, mount, network and
+UTS namespace, then forks the namespace's init (PID 1, which only reaps) and the worker (PID 2). The worker mounts
+its own /proc, one size-limited tmpfs for its home, /tmp and /dev/shm, sets its namespace's IPC limits, drops to a
+uid of its own and serves cells. The server ends a child by killing its init: the kernel then kills every process
+of the namespace, whatever it did to hide, and the keeper (which the student's code can neither see nor signal)
+exits once they are all gone, the way the worker ended. Nothing of the namespace outlives it.
 
 Fork safety: this process never starts a thread and never touches CUDA before forking.
 """
@@ -26,8 +35,30 @@ import signal
 import socket
 import sys
 import time
+from dataclasses import dataclass
 
 PR_SET_PDEATHSIG = 1
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+LIBC = ctypes.CDLL(None, use_errno=True)
+# The IPC of a child's namespace: SysV shared memory and message queues within a small budget, POSIX queues few.
+IPC_LIMITS = {
+    "kernel/shmmax": 64 << 20,
+    "kernel/shmall": (64 << 20) // resource.getpagesize(),
+    "kernel/shmmni": 64,
+    "kernel/msgmni": 16,
+    "kernel/msgmnb": 65536,
+    "fs/mqueue/queues_max": 16,
+}
+
+
+@dataclass(frozen=True)
+class Running:
+    """A child the server forked: its keeper (or, not isolated, the child itself) and the init of its namespace."""
+
+    pid: int
+    init: int | None
 
 
 def main(control_fd: int, scratch: str, preload: list[str]) -> None:
@@ -38,67 +69,78 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
     shell = cell_runner.new_shell()  # built once; every child gets its own copy, nothing run in it yet
     gc.freeze()  # the collector leaves what is here alone, so children do not copy these pages by touching them
     control = socket.socket(fileno=control_fd)
-    children: dict[int, tuple[int, int | None]] = {}  # id -> (pid, uid)
+    children: dict[int, Running] = {}
     while True:
         packet = control.recv(1 << 16)  # grader.sandbox.CONTROL_PACKET
         if not packet:
             break
-        request = json.loads(packet)
-        if request["op"] == "spawn":
-            ours, theirs = socket.socketpair()
-            pid = os.fork()
-            if pid == 0:
-                control.close()
-                ours.close()
-                _become_child(theirs, request, scratch, shell)  # never returns
-            theirs.close()
-            children[request["id"]] = (pid, request.get("uid"))
-            socket.send_fds(control, [json.dumps({"pid": pid}).encode()], [ours.fileno()])
-            ours.close()
-        elif request["op"] == "remember":
-            shell.remember(request["sources"])  # adds to what earlier requests remembered
-            gc.freeze()
-            control.send(b"{}")
-        elif request["op"] == "finish":
-            pid, uid = children.pop(request["id"])
-            ended = _finish(pid, uid, grace=1.0 if request.get("died") else 0.0)
-            control.send(json.dumps({"ended": ended}).encode())
-    for pid, uid in children.values():
-        _finish(pid, uid)
+        fds: list[int] = []
+        try:
+            request = json.loads(packet)
+            if request["op"] == "spawn":
+                connection, children[request["id"]] = _spawn(request, scratch, shell, control)
+                reply, fds = {"pid": children[request["id"]].pid}, [connection.fileno()]
+            elif request["op"] == "finish":
+                grace = 1.0 if request.get("died") else 0.0
+                reply = {"ended": _finish(children.pop(request["id"]), grace)}
+            else:
+                reply = {"error": f"unknown request {request['op']!r}"}
+        except Exception as error:  # noqa: BLE001 - one failed request must not end the server of a whole run
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        message = json.dumps(reply).encode()
+        if fds:
+            socket.send_fds(control, [message], fds)
+            connection.close()
+        else:
+            control.send(message)
+    for child in children.values():
+        _finish(child)
 
 
-def _finish(pid: int, uid: int | None, grace: float = 0.0) -> str:
-    """Kill a child, its process group and (when it ran as a uid of its own) every process of that uid.
+def _spawn(request: dict, scratch: str, shell, control: socket.socket) -> tuple[socket.socket, Running]:
+    """Fork a child; the grader's end of its connection, and the child."""
+    ours, theirs = socket.socketpair()
+    report_out, report_in = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        control.close()
+        ours.close()
+        os.close(report_out)
+        _become_child(theirs, report_in, request, scratch, shell)  # never returns
+    theirs.close()
+    os.close(report_in)
+    with os.fdopen(report_out, "rb") as report:
+        said = report.read(1 << 12)  # the keeper writes the init's pid, or what failed; a plain child nothing
+    if not said:
+        return ours, Running(pid, None)
+    found = json.loads(said)
+    if "init" not in found:
+        ours.close()
+        _finish(Running(pid, None))
+        raise RuntimeError(f"the child could not be isolated: {found.get('error')}")
+    return ours, Running(pid, int(found["init"]))
+
+
+def _finish(child: Running, grace: float = 0.0) -> str:
+    """Kill a child and everything it started; how it ended.
 
     `grace`: seconds to wait first for a child that closed its connection to finish exiting by itself.
     """
-    done, status = os.waitpid(pid, os.WNOHANG)
+    done, status = os.waitpid(child.pid, os.WNOHANG)
     deadline = time.monotonic() + grace
     while not done and time.monotonic() < deadline:
         time.sleep(0.01)
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status = os.waitpid(child.pid, os.WNOHANG)
     ended = _describe(status) if done else "stopped by the grader"
-    for target in (pid, -pid):
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    if uid is not None:
-        _kill_all_of(uid)
     if not done:
-        os.waitpid(pid, 0)
+        # An isolated child: its init's death kills its namespace, and its keeper exits once that is empty.
+        # A plain child: it and its process group.
+        targets = [child.init] if child.init is not None else [child.pid, -child.pid]
+        for target in targets:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(target, signal.SIGKILL)
+        os.waitpid(child.pid, 0)
     return ended
-
-
-def _kill_all_of(uid: int) -> None:
-    """Kill every process running as `uid` (a background process that left the child's group included)."""
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == uid:
-                    os.kill(int(entry), signal.SIGKILL)
-            except (FileNotFoundError, ProcessLookupError, PermissionError):
-                pass
 
 
 def _describe(status: int) -> str:
@@ -110,47 +152,152 @@ def _describe(status: int) -> str:
             signal.SIGXCPU: "its CPU time limit",
             signal.SIGXFSZ: "its file size limit",
         }
-        return f"killed by {names.get(number, signal.Signals(number).name)}"
+        try:
+            name = signal.Signals(number).name
+        except ValueError:  # real-time signals have no name
+            name = f"signal {number}"
+        return f"killed by {names.get(number, name)}"
     return f"exited with status {os.WEXITSTATUS(status)}"
 
 
-def _become_child(connection: socket.socket, request: dict, scratch: str, shell) -> None:
+def _become_child(connection: socket.socket, report: int, request: dict, scratch: str, shell) -> None:
     code = 1
     try:
         os.setsid()  # its own process group, so the child and anything it starts can be killed together
+        _die_with_parent()
         with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as oom:
             oom.write("1000")  # short of memory, the kernel kills students' processes first, not the grader
         for signum in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(signum, signal.SIG_DFL)
-        _keep_only_fd(connection.fileno())
-        home = os.path.join(scratch, str(request["id"]))
-        os.mkdir(home, 0o700)  # made here, still with the server's rights: no child can make or take another's
-        uid = request.get("uid")
-        if uid is not None:
-            os.chown(home, uid, uid)
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)  # drops every capability
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
-        os.chdir(home)
-        os.environ.clear()
-        os.environ.update(request["env"], HOME=home, TMPDIR=home)
-        _apply_limits(request["limits"])
-        _fresh_randomness(request["threads"])
-        import cell_runner
-
-        cell_runner.serve(connection, shell)
+        _keep_only_fds(connection.fileno(), report)
+        if request.get("isolate"):
+            _keep(connection, report, request, scratch, shell)  # never returns
+        os.close(report)
+        _serve(connection, request, os.path.join(scratch, str(request["id"])), shell, isolated=False)
         code = 0
     finally:
         os._exit(code)
 
 
-def _keep_only_fd(keep: int) -> None:
+def _keep(connection: socket.socket, report: int, request: dict, scratch: str, shell) -> None:
+    """The keeper of an isolated child: new namespaces, their init, the worker; then wait and end as it ended."""
+    try:
+        _check(LIBC.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS), "unshare")
+        _check(LIBC.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "making mounts private")
+    except OSError as error:
+        os.write(report, json.dumps({"error": str(error)}).encode())
+        os._exit(1)
+    init = os.fork()
+    if init == 0:
+        _init_of_namespace()  # never returns
+    worker = os.fork()
+    if worker == 0:
+        os.close(report)
+        code = 1
+        try:
+            _serve(connection, request, scratch, shell, isolated=True)
+            code = 0
+        finally:
+            os._exit(code)
+    os.write(report, json.dumps({"init": init}).encode())
+    os.close(report)
+    connection.close()
+    _pid, status = os.waitpid(worker, 0)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(init, signal.SIGKILL)
+    os.waitpid(init, 0)  # returns once every process of the namespace is gone
+    _end_like(status)
+
+
+def _init_of_namespace() -> None:
+    """PID 1 of a child's namespace: reap whatever is left to it, until its keeper or the server kills it."""
+    try:
+        _die_with_parent()
+        os.closerange(0, 1 << 16)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
+        while True:
+            with contextlib.suppress(ChildProcessError):
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass
+            signal.sigtimedwait([signal.SIGCHLD], 1.0)
+    finally:
+        os._exit(1)
+
+
+def _end_like(status: int) -> None:
+    """Exit as the worker did: killed by the same signal, or with the same status."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _serve(connection: socket.socket, request: dict, home: str, shell, isolated: bool) -> None:
+    """Become the worker: own files (and namespaces when isolated), own uid, limits; then run cells."""
+    uid, limits = request.get("uid"), request["limits"]
+    if isolated:
+        home = _own_filesystems(home, limits)
+    else:
+        os.mkdir(home, 0o700)  # made here, still with the server's rights: no child can make or take another's
+    if uid is not None:
+        os.chown(home, uid, uid)
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # drops every capability
+    _die_with_parent()  # after setuid, which clears it
+    os.chdir(home)
+    os.environ.clear()
+    os.environ.update(request["env"], HOME=home, TMPDIR=home)
+    _apply_limits(limits)
+    _fresh_randomness(request["threads"])
+    import cell_runner
+
+    cell_runner.serve(connection, shell)
+
+
+def _own_filesystems(scratch: str, limits: dict) -> str:
+    """The worker's /proc, and one tmpfs (the child's whole disk budget) for its home, /tmp and /dev/shm."""
+    _check(LIBC.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mounting /proc")
+    budget = f"size={limits['disk_bytes']},nr_inodes={limits['inodes']},mode=0755".encode()
+    _check(LIBC.mount(b"tmpfs", scratch.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, budget), "mounting the scratch")
+    home = os.path.join(scratch, "home")
+    os.mkdir(home, 0o700)
+    for shared, where in (("tmp", "/tmp"), ("shm", "/dev/shm")):
+        folder = os.path.join(scratch, shared)
+        os.mkdir(folder)
+        os.chmod(folder, 0o1777)
+        if os.path.isdir(where):
+            _check(LIBC.mount(folder.encode(), where.encode(), None, MS_BIND, None), f"binding {where}")
+    for name, value in IPC_LIMITS.items():
+        with open(f"/proc/sys/{name}", "w") as setting:
+            setting.write(str(value))
+    return home
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def _die_with_parent() -> None:
+    LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _keep_only_fds(*keep: int) -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)  # what is written to the file descriptors themselves goes nowhere
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 16)
+    start = 3
+    for fd in sorted(keep):
+        os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, 1 << 16)
 
 
 def _apply_limits(limits: dict) -> None:
@@ -162,10 +309,13 @@ def _apply_limits(limits: dict) -> None:
         resource.RLIMIT_FSIZE: limits["file_bytes"],
         resource.RLIMIT_NOFILE: limits["open_files"],
         resource.RLIMIT_CPU: limits["cpu_seconds"],
+        resource.RLIMIT_MSGQUEUE: 1 << 18,  # bytes in POSIX message queues
     }
     if limits.get("processes"):
         settings[resource.RLIMIT_NPROC] = limits["processes"]
     for kind, value in settings.items():
+        _soft, hard = resource.getrlimit(kind)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(kind, (value, value))
 
 
