@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.inside_sandbox import framing
+from grader.memory_cgroup import make_run_cgroup, remove_run_cgroup
 
 INSIDE = Path(__file__).resolve().parent / "inside_sandbox"
 PRELOAD = ["numpy", "numpy.random", "torch", "torch.nn", "IPython"]
 UID_BASE = 1_500_000  # children run as UID_BASE + their number: far above any account's or subordinate range
-MOUNTED_INSIDE, SCRATCH_INSIDE = "/opt/grader", "/scratch"
+MOUNTED_INSIDE, SCRATCH_INSIDE, CGROUP_INSIDE = "/opt/grader", "/scratch", "/opt/cgroup"
 CONTROL_PACKET = 1 << 16  # the largest request or reply on the control socket (see fork_server)
 CONTROL_SECONDS = 60.0  # a server that takes longer to answer a request is unhealthy
 
@@ -44,7 +45,8 @@ class Limits:
 
     cell_seconds: float = 120.0  # wall clock, per cell
     notebook_seconds: float = 600.0  # wall clock for the child's whole life, and its CPU seconds
-    memory_mb: int = 1024  # address space on top of the warm process's
+    memory_mb: int = 1024  # address space of each process on top of the warm process's; all its memory together
+    # (processes, files, shared memory) where a memory cgroup can be made
     file_mb: int = 64  # largest file it may write
     disk_mb: int = 256  # all its files together (home, /tmp, /dev/shm: one tmpfs; only where children are isolated)
     inodes: int = 10_000  # files and folders it may make there
@@ -112,6 +114,7 @@ class Sandbox:
         shutil.rmtree(self.scratch, ignore_errors=True)  # what a killed run left: children are numbered from 1 again
         self.scratch.mkdir(parents=True)
         os.chmod(self.scratch, 0o755 if self.own_uids else 0o700)  # children write only in their own folders
+        self.cgroup = make_run_cgroup() if self.own_uids else None  # each isolated child's memory, all of it
         self._lock = threading.Lock()
         self._count = 0
         self.environment = self._environment(MOUNTED_INSIDE if self.confined else str(INSIDE))  # every child's too
@@ -160,6 +163,8 @@ class Sandbox:
                 command += ["--perms", "0755", "--dir", str(folder)]
             command += ["--ro-bind", python, python]
         command += ["--ro-bind", str(INSIDE), MOUNTED_INSIDE, "--bind", str(self.scratch), SCRATCH_INSIDE]
+        if self.cgroup is not None:
+            command += ["--bind", str(self.cgroup), CGROUP_INSIDE]
         command += ["--chdir", SCRATCH_INSIDE]
         if self.own_uids:  # the server's, for isolating children; their workers drop them all
             for capability in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_SYS_ADMIN"):
@@ -208,6 +213,7 @@ class Sandbox:
         environment = {**self.environment, **(env or {})}
         request = {"op": "spawn", "id": number, "uid": uid, "threads": self.threads, "env": environment}
         request |= {"isolate": self.own_uids, "limits": self.limits.for_child(uid is not None)}
+        request["cgroup"] = CGROUP_INSIDE if self.cgroup is not None else None
         _reply, fds = self._ask(request, generation)
         child = Child(self, number, generation, socket.socket(fileno=fds[0]))
         try:
@@ -252,6 +258,8 @@ class Sandbox:
             self._process.kill()
             self._process.wait()
         shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.cgroup is not None:
+            remove_run_cgroup(self.cgroup)
 
     def __enter__(self) -> Sandbox:
         return self

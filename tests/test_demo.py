@@ -21,12 +21,17 @@ def test_demo_grades_a_sample_class_end_to_end(
     assert run.returncode == 0, run.stdout + run.stderr
     demo = course_copy / "work" / "demo"
     lines = run.stdout.splitlines()
-    assert lines[0] == f"sample class: {len(expected)} submissions in work/demo/incoming (full solutions, blanks, " \
+    assert (
+        lines[0] == f"sample class: {len(expected)} submissions in work/demo/incoming (full solutions, blanks, "
         "typical mistakes)"
+    )
     assert f"graded {len(expected)} submission(s), 0 with errors, 0 flagged" in lines
     assert f"feedback: {len(expected)} HTML page(s) under work/demo/feedback" in lines
-    assert lines[-3:] == ["report:   work/demo/grades.csv", "report:   work/demo/summary.png",
-                          "gradebook: work/demo/gradebook.db"]
+    assert lines[-3:] == [
+        "report:   work/demo/grades.csv",
+        "report:   work/demo/summary.png",
+        "gradebook: work/demo/gradebook.db",
+    ]
     with (demo / "grades.csv").open() as file:
         rows = list(csv.DictReader(file))
     assert {row["student"]: float(row["score"]) for row in rows} == {

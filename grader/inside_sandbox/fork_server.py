@@ -55,10 +55,12 @@ IPC_LIMITS = {
 
 @dataclass(frozen=True)
 class Running:
-    """A child the server forked: its keeper (or, not isolated, the child itself) and the init of its namespace."""
+    """A child the server forked: its keeper (or, not isolated, the child itself), the init of its namespace, and
+    its memory cgroup."""
 
     pid: int
     init: int | None
+    cgroup: str | None = None
 
 
 def main(control_fd: int, scratch: str, preload: list[str]) -> None:
@@ -118,7 +120,8 @@ def _spawn(request: dict, scratch: str, shell, control: socket.socket) -> tuple[
         ours.close()
         _finish(Running(pid, None))
         raise RuntimeError(f"the child could not be isolated: {found.get('error')}")
-    return ours, Running(pid, int(found["init"]))
+    cgroup = os.path.join(request["cgroup"], str(request["id"])) if request.get("cgroup") else None
+    return ours, Running(pid, int(found["init"]), cgroup)
 
 
 def _finish(child: Running, grace: float = 0.0) -> str:
@@ -140,6 +143,9 @@ def _finish(child: Running, grace: float = 0.0) -> str:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(target, signal.SIGKILL)
         os.waitpid(child.pid, 0)
+    if child.cgroup is not None:
+        with contextlib.suppress(OSError):
+            os.rmdir(child.cgroup)  # empty now: every process of the child is gone
     return ended
 
 
@@ -241,6 +247,8 @@ def _serve(connection: socket.socket, request: dict, home: str, shell, isolated:
     """Become the worker: own files (and namespaces when isolated), own uid, limits; then run cells."""
     uid, limits = request.get("uid"), request["limits"]
     if isolated:
+        if request.get("cgroup"):
+            _join_memory_cgroup(os.path.join(request["cgroup"], str(request["id"])), limits["memory_bytes"])
         home = _own_filesystems(home, limits)
     else:
         os.mkdir(home, 0o700)  # made here, still with the server's rights: no child can make or take another's
@@ -258,6 +266,17 @@ def _serve(connection: socket.socket, request: dict, home: str, shell, isolated:
     import cell_runner
 
     cell_runner.serve(connection, shell)
+
+
+def _join_memory_cgroup(folder: str, limit: int) -> None:
+    """Make a memory cgroup of its own with this limit and move into it: all the child's memory counts there."""
+    os.mkdir(folder)
+    with open(os.path.join(folder, "memory.limit_in_bytes"), "w") as setting:
+        setting.write(str(limit))
+    with contextlib.suppress(OSError), open(os.path.join(folder, "memory.memsw.limit_in_bytes"), "w") as setting:
+        setting.write(str(limit))  # where swap is counted too
+    with open(os.path.join(folder, "cgroup.procs"), "w") as procs:
+        procs.write("0")  # this process; everything it starts inherits the group
 
 
 def _own_filesystems(scratch: str, limits: dict) -> str:

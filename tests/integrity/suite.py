@@ -40,6 +40,7 @@ from tests.integrity.vectors import (
     ASSIGNMENT,
     DAEMON_MARKER,
     HONEST,
+    HOPPER_MARKER,
     NOTEBOOK,
     REPO,
     VECTORS,
@@ -109,7 +110,8 @@ class Result:
 
 
 class ProcessWatch(threading.Thread):
-    """Every quarter second, note the processes whose command line or name carries DAEMON_MARKER."""
+    """Every quarter second, note the processes whose command line or name carries a marker (DAEMON_MARKER,
+    HOPPER_MARKER); what is noted of each is its name, then its command line."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
@@ -117,7 +119,7 @@ class ProcessWatch(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
-        short = DAEMON_MARKER[:15].encode()
+        markers = [marker.encode() for marker in (DAEMON_MARKER, HOPPER_MARKER)]
         while not self.done.wait(0.25):
             now = time.time()
             for entry in os.scandir("/proc"):
@@ -128,8 +130,9 @@ class ProcessWatch(threading.Thread):
                     comm = Path(entry.path, "comm").read_bytes().strip()
                 except OSError:
                     continue
-                if DAEMON_MARKER.encode() in cmdline or comm == short:
-                    self.sightings.append((now, int(entry.name), (cmdline or comm).decode(errors="replace")[-60:]))
+                if any(marker in cmdline or comm == marker[:15] for marker in markers):
+                    seen = (comm + b" " + cmdline).decode(errors="replace")
+                    self.sightings.append((now, int(entry.name), seen[:20] + seen[-60:]))
 
     def stop(self) -> None:
         self.done.set()

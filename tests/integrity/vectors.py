@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "ex01_slots"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 DAEMON_MARKER = "integrity-daemon-13b"  # in the command line (or name) of the processes vector 13b leaves behind
+HOPPER_MARKER = "integrity-hop-20a"  # in the name (its first 15 characters) of the processes vector 20a leaves
 FILE_MARKER = "INTEGRITY-MARKER"  # in the name of every file a probe manages to write outside its own folder
 
 
@@ -350,8 +351,8 @@ for _name, _module in list(_sys.modules.items()):
 _honest_run_cell = _runner.run_cell
 
 
-def _run_cell(shell, source):
-    reply = _honest_run_cell(shell, source)
+def _run_cell(shell, source, *rest):
+    reply = _honest_run_cell(shell, source, *rest)
     reply["outputs"] = [o for o in reply["outputs"] if o.get("output_type") != "error"]
     reply["success"] = True
     return reply
@@ -675,14 +676,23 @@ def _host_paths():
         with open("/proc/self/mountinfo") as handle:
             for line in handle:
                 fields = line.split()
+                kind = fields[fields.index("-") + 1] if "-" in fields else ""
                 if len(fields) > 4 and fields[3] not in ("/", "") and fields[4] in ("/scratch", "/tmp"):
-                    found.append(fields[3])
+                    if kind != "tmpfs":  # a folder of the child's own tmpfs is no host path
+                        found.append(fields[3])
+    except OSError:
+        pass
+    mounted = set()  # a folder that is a mount point in here is the sandbox's own, not the host's
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            mounted = {line.split()[4] for line in handle if len(line.split()) > 4}
     except OSError:
         pass
     ancestors = []
     for path in found:
         while path not in ("/", ""):
-            ancestors.append(path)
+            if path not in mounted:
+                ancestors.append(path)
             path = _os.path.dirname(path)
     return list(dict.fromkeys(ancestors))
 """
@@ -703,7 +713,7 @@ _candidates += [f"/scratch/{n}/{name}" for n in range(0, 200) for name in ("ex01
 for _path in dict.fromkeys(_candidates):
     _look(_path)
 _report["listed"] = []
-_me = int(_os.path.basename(_os.environ.get("HOME", "/scratch/0")) or 0)
+_me = int("".join(c for c in _os.path.basename(_os.environ.get("HOME", "0")) if c.isdigit()) or 0)
 for _n in [n for n in range(0, 200) if n != _me]:
     try:
         _report["listed"].append([_n, _os.listdir(f"/scratch/{_n}")])
@@ -828,7 +838,7 @@ for _base in [_WORK, "../.."] + _host_paths():
         for _sub in ("submitted", "autograded"):
             _write(f"{_base}/{_sub}/{_student}/ex01_slots/{_MARK}-{_ME}.txt")
     _write(f"{_base}/{_MARK}-{_ME}.txt")
-_me = int(_os.path.basename(_os.environ.get("HOME", "/scratch/0")) or 0)
+_me = int("".join(c for c in _os.path.basename(_os.environ.get("HOME", "0")) if c.isdigit()) or 0)
 for _n in range(0, 400):
     if _n != _me:
         _write(f"/scratch/{_n}/{_MARK}-{_ME}.txt")
@@ -841,7 +851,7 @@ print("INTEGRITY-WRITE " + _json.dumps(_report))
 SQUAT_SCRATCH = """
 import json as _json
 import os as _os
-_me = int(_os.path.basename(_os.environ["HOME"]))
+_me = int("".join(c for c in _os.path.basename(_os.environ["HOME"]) if c.isdigit()) or 0)
 _taken = 0
 for _n in range(_me + 1, _me + 400):
     try:
@@ -958,18 +968,24 @@ def no_connection(evidence: Evidence, course: Course) -> list[str]:
     return [f"{what}: {result}" for what, result in report.items() if result.startswith(("connected", "sent", "("))]
 
 
-def nothing_outlived(evidence: Evidence, course: Course) -> list[str]:
-    if "left two processes behind" not in evidence.text():
-        return ["the probe did not report that it started its processes"]
-    if not evidence.daemon_sightings:
-        return []  # started, and gone before the suite's next look
-    last = max(when for when, _, _ in evidence.daemon_sightings)
-    if evidence.graded_at is None:
-        return ["no ledger record"]
-    if last > evidence.graded_at + 2.0:
-        pids = sorted({pid for when, pid, _ in evidence.daemon_sightings if when > evidence.graded_at + 2.0})
-        return [f"processes {pids} were alive {last - evidence.graded_at:.0f} s after the submission was graded"]
-    return []
+def nothing_outlived(marker: str) -> Callable[[Evidence, Course], list[str]]:
+    """A check: the processes named with `marker` were gone within 2 s of the submission's grade being recorded."""
+
+    def check(evidence: Evidence, course: Course) -> list[str]:
+        if "left two processes behind" not in evidence.text():
+            return ["the probe did not report that it started its processes"]
+        sightings = [seen for seen in evidence.daemon_sightings if marker[:15] in seen[2]]
+        if not sightings:
+            return []  # started, and gone before the suite's next look
+        last = max(when for when, _, _ in sightings)
+        if evidence.graded_at is None:
+            return ["no ledger record"]
+        if last > evidence.graded_at + 2.0:
+            pids = sorted({pid for when, pid, _ in sightings if when > evidence.graded_at + 2.0})
+            return [f"processes {pids} were alive {last - evidence.graded_at:.0f} s after the submission was graded"]
+        return []
+
+    return check
 
 
 def tmpfs_bounded(evidence: Evidence, course: Course) -> list[str]:
@@ -1344,7 +1360,7 @@ VECTORS: list[Vector] = [
         "no answer; a daemon and a double-forked process meant to outlive it",
         lambda ctx: with_code(ctx, BACKGROUND),
         kinds=("ok",),
-        check=nothing_outlived,
+        check=nothing_outlived(DAEMON_MARKER),
     ),
     Vector(
         14,
@@ -1477,6 +1493,347 @@ VECTORS: list[Vector] = [
         kinds=("error", "flagged"),
     ),
 ]
+
+# --------------------------------------------------------------------------------------------------------------
+# 18-22: the sandbox, round two: the warm server's memory, what outlives a child, limits with gaps, one child's
+# death; planted by one child and harvested by a later one where that is the point
+# --------------------------------------------------------------------------------------------------------------
+
+# Every secret found anywhere in the child's own memory (what it inherited from the warm server included), and in
+# what the shell keeps, before any hidden test has run. The probe holds each secret as two halves, never whole, so
+# that finding one is never finding itself.
+SCAN_MEMORY = """
+_report = {"regions": 0, "bytes": 0, "secret": [], "shell": []}
+_HALVES = [(_a[::-1], _b[::-1]) for _a, _b in _REVERSED_HALVES]
+def _has(data, first, second):
+    at = data.find(first)
+    while at >= 0:
+        if data[at + len(first): at + len(first) + len(second)] == second:
+            return True
+        at = data.find(first, at + 1)
+    return False
+_wanted = [(_a.encode(), _b.encode()) for _a, _b in _HALVES]
+import ctypes as _ctypes
+with open("/proc/self/maps") as _maps:
+    _regions = [_line.split() for _line in _maps]
+for _fields in _regions:
+    _name = _fields[5] if len(_fields) > 5 else ""
+    if "r" not in _fields[1] or (_name and not _name.startswith("[")) or _name.startswith("[v"):
+        continue  # the files mapped are the installed packages: the course's text is none of them
+    _start, _end = (int(_x, 16) for _x in _fields[0].split("-"))
+    for _at in range(_start, _end, 32 << 20):
+        _data = _ctypes.string_at(_at, min(_end - _at, (32 << 20) + 4096))
+        _report["bytes"] += len(_data)
+        _report["secret"] += [[_fields[0], len(_a)] for _a, _b in _wanted if _has(_data, _a, _b)]
+        del _data
+    _report["regions"] += 1
+_shell = get_ipython()
+for _name, _value in list(vars(_shell).items()) + list(vars(type(_shell)).items()):
+    _text = repr(_value)[: 1 << 22]
+    if any(_has(_text, _a, _b) for _a, _b in _HALVES):
+        _report["shell"].append(_name)
+_report["secret"] = _report["secret"][:20]
+print("INTEGRITY-MEMORY " + _json.dumps(_report))
+"""
+
+
+def scan_memory(ctx: Context) -> None:
+    halves = [(secret[: len(secret) // 2][::-1], secret[len(secret) // 2 :][::-1]) for secret in ctx.course.secrets]
+    with_code(ctx, f"import json as _json\nimport os as _os\n_REVERSED_HALVES = {halves!r}\n" + SCAN_MEMORY)
+
+
+# The channels one child could leave its answers in for a later one, if anything of it outlived it.
+IPC_TOOLS = """
+import ctypes as _ctypes
+import socket as _socket
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = _ctypes.c_void_p
+_KEY, _SIZE = 0x1D7E61, 1 << 16
+_FILES = ["/tmp/integrity-answers.py", "/dev/shm/integrity-answers.py", "/scratch/integrity-answers.py"]
+_ABSTRACT = "\\0integrity-answers"
+"""
+PLANT = """
+_answers = _ANSWERS
+_report = {"planted": []}
+_id = _libc.shmget(_KEY, _SIZE, 0o1000 | 0o666)
+if _id >= 0:
+    _address = _libc.shmat(_id, None, 0)
+    _ctypes.memmove(_address, _answers.encode() + b"\\0", len(_answers) + 1)
+    _report["planted"].append("sysv shm")
+for _path in _FILES:
+    try:
+        with open(_path, "w") as _f:
+            _f.write(_answers)
+        _os.chmod(_path, 0o666)
+        _report["planted"].append(_path)
+    except OSError:
+        pass
+if _os.fork() == 0:  # a server on an abstract unix socket, left behind to hand the answers to whoever asks
+    try:
+        _server = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        _server.bind(_ABSTRACT)
+        _server.listen(8)
+        _os.setsid()
+        while True:
+            _peer, _ = _server.accept()
+            _peer.sendall(_answers.encode())
+            _peer.close()
+    finally:
+        _os._exit(0)
+_report["planted"].append("abstract socket")
+print("INTEGRITY-PLANT " + _json.dumps(_report))
+"""
+HARVEST = """
+_report = {"found": []}
+def _use(where, code):
+    try:
+        exec(code, globals())
+        _report["found"].append(where)
+    except Exception:
+        pass
+_id = _libc.shmget(_KEY, 0, 0)
+if _id >= 0:
+    _address = _libc.shmat(_id, None, 0o10000)
+    if _address not in (None, _ctypes.c_void_p(-1).value):
+        _use("sysv shm", _ctypes.string_at(_address).decode(errors="replace"))
+for _path in _FILES:
+    try:
+        with open(_path) as _f:
+            _use(_path, _f.read())
+    except OSError:
+        pass
+for _attempt in range(20):  # the planter may be graded at the same time, on the other worker
+    try:
+        _client = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        _client.connect(_ABSTRACT)
+        _use("abstract socket", _client.recv(1 << 20).decode(errors="replace"))
+        break
+    except OSError:
+        import time as _time
+        _time.sleep(0.25)
+print("INTEGRITY-HARVEST " + _json.dumps(_report))
+"""
+
+
+def plant(ctx: Context) -> None:
+    """A full answer that also leaves its answers in every channel a later child might read."""
+    answers = "\n\n".join(ctx.course.solution.values())
+    code = constants(ctx) + "import json as _json\nimport os as _os\n" + IPC_TOOLS
+    code += f"_ANSWERS = {answers!r}\n" + PLANT
+    with_code(ctx, code, answers=ctx.course.solution)
+
+
+# Processes that fork a successor and exit, over and over: a sweep by pid or uid is always one step behind.
+HOPPERS = f"""
+import ctypes as _ctypes
+import os as _os
+import time as _time
+def _hop():
+    _ctypes.CDLL(None).prctl(15, b"{HOPPER_MARKER[:15]}", 0, 0, 0)
+    while True:
+        if _os.fork():
+            _os._exit(0)
+        _time.sleep(0.01)
+for _n in range(3):
+    if _os.fork() == 0:
+        _os.setsid()
+        _hop()
+print("left two processes behind")
+"""
+
+DISK_FLOOD = """
+import json as _json
+import os as _os
+_report = {"bytes": 0, "files": 0, "errors": []}
+for _n in range(16):
+    try:
+        with open(f"/tmp/integrity-fill-{_n}", "wb") as _f:
+            for _ in range(64):
+                _f.write(b"x" * (1 << 20))
+                _report["bytes"] += 1 << 20
+    except OSError as _e:
+        _report["errors"].append(type(_e).__name__)
+        break
+for _n in range(30_000):
+    try:
+        open(f"integrity-empty-{_n}", "w").close()
+        _report["files"] += 1
+    except OSError as _e:
+        _report["errors"].append(type(_e).__name__)
+        break
+print("INTEGRITY-DISK " + _json.dumps(_report))
+"""
+
+DISPLAY_FLOOD = """
+from IPython.display import display as _display
+for _ in range(250_000):
+    _display({}, raw=True)
+"""
+
+HUGE_EXCEPTION = """
+raise RuntimeError("x" * (12 << 20))
+"""
+
+DRIP_REPLY = """
+import os as _os, stat as _stat, struct as _struct, time as _time
+for _fd in range(3, 64):
+    try:
+        if _stat.S_ISSOCK(_os.fstat(_fd).st_mode):
+            for _byte in _struct.pack("!I", 100) + b"[" * 100:
+                _os.write(_fd, bytes([_byte]))
+                _time.sleep(2)
+    except OSError:
+        pass
+"""
+
+REAL_TIME_SIGNAL = """
+import os as _os
+import signal as _signal
+_os.kill(_os.getpid(), _signal.SIGRTMIN + 3)
+"""
+
+# Outputs a kernel can send but the notebook format rejects: a JSON value under a non-JSON MIME type, and a MIME
+# type with no slash. The answers are right: the odd outputs must cost nothing.
+ODD_OUTPUTS = """
+from IPython.display import publish_display_data as _publish
+_publish({"application/x-integrity": {"nested": [1, 2]}, "text/plain": "odd"})
+_publish({"weird": "no slash", "text/plain": "odder"})
+"""
+
+
+def memory_clean(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("MEMORY")
+    if report is None:
+        return ["the probe printed no report"]
+    problems = [] if report["bytes"] > 1 << 20 else [f"only {report['bytes']} bytes of memory were searched"]
+    problems += [f"a secret in its memory at {where}" for where, _ in report["secret"]]
+    return problems + [f"a secret in the shell's {name}" for name in report["shell"]]
+
+
+def planted(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("PLANT")
+    return [] if report and len(report["planted"]) >= 4 else [f"the planter could not plant everything: {report}"]
+
+
+def nothing_harvested(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("HARVEST")
+    if report is None:
+        return ["the probe printed no report"]
+    return [f"found the planter's answers in {where}" for where in report["found"]]
+
+
+def disk_bounded(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("DISK")
+    if report is None:
+        return ["the probe printed no report"]
+    problems = [f"wrote {report['bytes'] >> 20} MiB"] if report["bytes"] > 300 << 20 else []
+    return problems + ([f"made {report['files']} files"] if report["files"] > 11_000 else [])
+
+
+def outputs_bounded(evidence: Evidence, course: Course) -> list[str]:
+    if evidence.notebook is None:
+        return ["no autograded notebook"]
+    size = len(json.dumps(evidence.notebook))
+    counts = [len(c.get("outputs", [])) for c in evidence.notebook.cells if c.cell_type == "code"]
+    problems = [f"the autograded notebook is {size >> 20} MiB"] if size > 12 << 20 else []
+    return problems + ([f"a cell kept {max(counts)} outputs"] if max(counts) > 502 else [])
+
+
+VECTORS += [
+    Vector(
+        18,
+        "18a",
+        "scan_memory",
+        "searches its whole memory, and the shell, for the hidden tests before they run",
+        scan_memory,
+        kinds=("ok",),
+        check=memory_clean,
+    ),
+    Vector(
+        19,
+        "19a",
+        "plant_answers",
+        "a full answer that leaves it in SysV shm, /tmp, /dev/shm, the scratch and an abstract socket's server",
+        plant,
+        deserved="full",
+        kinds=("ok",),
+        check=planted,
+    ),
+    Vector(
+        19,
+        "19b",
+        "harvest_answers",
+        "a blank answer that runs whatever a planter left in any channel",
+        probe("import json as _json\nimport os as _os\n", IPC_TOOLS, HARVEST),
+        kinds=("ok",),
+        check=nothing_harvested,
+    ),
+    Vector(
+        20,
+        "20a",
+        "hoppers",
+        "processes that fork a successor and exit, forever",
+        lambda ctx: with_code(ctx, HOPPERS),
+        kinds=("ok",),
+        check=nothing_outlived(HOPPER_MARKER),
+    ),
+    Vector(
+        21,
+        "21a",
+        "disk_flood",
+        "1 GiB in 16 files, then 30,000 empty files",
+        lambda ctx: with_code(ctx, DISK_FLOOD),
+        kinds=("ok",),
+        check=disk_bounded,
+    ),
+    Vector(
+        21,
+        "21b",
+        "display_flood",
+        "250,000 empty display() outputs in one cell, beside a full answer",
+        lambda ctx: with_code(ctx, DISPLAY_FLOOD, answers=ctx.course.solution),
+        deserved="full",
+        kinds=("ok",),
+        check=outputs_bounded,
+    ),
+    Vector(
+        21,
+        "21c",
+        "huge_exception",
+        "an exception with a 12 MiB message",
+        lambda ctx: with_code(ctx, HUGE_EXCEPTION),
+        kinds=("ok",),
+        check=outputs_bounded,
+    ),
+    Vector(
+        21,
+        "21d",
+        "drip_reply",
+        "sends its own reply a byte every 2 s, to hold its worker past the cell limit",
+        lambda ctx: with_code(ctx, DRIP_REPLY),
+        kinds=("error",),
+        reason="time limit",
+    ),
+    Vector(
+        22,
+        "22a",
+        "real_time_signal",
+        "kills itself with a real-time signal",
+        lambda ctx: with_code(ctx, REAL_TIME_SIGNAL),
+        kinds=("error",),
+        reason="killed by signal",
+    ),
+    Vector(
+        22,
+        "22b",
+        "odd_outputs",
+        "a full answer that displays outputs the notebook format rejects",
+        lambda ctx: with_code(ctx, ODD_OUTPUTS, answers=ctx.course.solution),
+        deserved="full",
+        kinds=("ok",),
+    ),
+]
+
 
 # Honest students graded in the same batch: they must get exactly these points, with status "ok". Submissions are
 # graded in the order of their ids: "zz_full" comes last, after every attack, the neighbours beside the attacks that
