@@ -192,3 +192,9 @@ def test_all_a_childs_memory_counts_against_one_limit(tmp_path: Path) -> None:
             child.run("for n in range(4):\n    open(f'/dev/shm/{n}', 'wb').write(b'x' * (50 << 20))\n" + TOUCH_400_MIB)
         assert in_child(running, "1 + 1") == "2"
     assert not running.cgroup.exists(), "the run's memory cgroup must be removed with the sandbox"
+
+
+def test_a_child_does_not_learn_where_the_grading_run_lives(sandbox: Sandbox) -> None:
+    mounts = in_child(sandbox, "open('/proc/self/mountinfo').read()")
+    assert str(sandbox.scratch) not in mounts
+    assert sandbox.cgroup is None or sandbox.cgroup.name not in mounts

@@ -41,6 +41,7 @@ PR_SET_PDEATHSIG = 1
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+MNT_DETACH = 2
 LIBC = ctypes.CDLL(None, use_errno=True)
 # The IPC of a child's namespace: SysV shared memory and message queues within a small budget, POSIX queues few.
 IPC_LIMITS = {
@@ -249,6 +250,7 @@ def _serve(connection: socket.socket, request: dict, home: str, shell, isolated:
     if isolated:
         if request.get("cgroup"):
             _join_memory_cgroup(os.path.join(request["cgroup"], str(request["id"])), limits["memory_bytes"])
+            _check(LIBC.umount2(request["cgroup"].encode(), MNT_DETACH), "unmounting the cgroups")
         home = _own_filesystems(home, limits)
     else:
         os.mkdir(home, 0o700)  # made here, still with the server's rights: no child can make or take another's
@@ -282,6 +284,7 @@ def _join_memory_cgroup(folder: str, limit: int) -> None:
 def _own_filesystems(scratch: str, limits: dict) -> str:
     """The worker's /proc, and one tmpfs (the child's whole disk budget) for its home, /tmp and /dev/shm."""
     _check(LIBC.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mounting /proc")
+    _check(LIBC.umount2(scratch.encode(), MNT_DETACH), "unmounting the shared scratch")  # the host's folder
     budget = f"size={limits['disk_bytes']},nr_inodes={limits['inodes']},mode=0755".encode()
     _check(LIBC.mount(b"tmpfs", scratch.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, budget), "mounting the scratch")
     home = os.path.join(scratch, "home")

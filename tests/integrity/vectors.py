@@ -1542,6 +1542,60 @@ def scan_memory(ctx: Context) -> None:
     with_code(ctx, f"import json as _json\nimport os as _os\n_REVERSED_HALVES = {halves!r}\n" + SCAN_MEMORY)
 
 
+# The hidden tests anywhere a process's environment or command line could carry them, its own and every one it sees.
+SCAN_ENVIRONMENT = """
+_report = {"looked": 0, "secret": []}
+_texts = {"os.environ": repr(dict(_os.environ))}
+for _pid in [p for p in _os.listdir("/proc") if p.isdigit()]:
+    for _what in ("environ", "cmdline"):
+        try:
+            with open(f"/proc/{_pid}/{_what}", "rb") as _f:
+                _texts[f"/proc/{_pid}/{_what}"] = _f.read().decode(errors="replace")
+        except OSError:
+            pass
+for _where, _text in _texts.items():
+    _report["looked"] += 1
+    if any(_secret in _text for _secret in _SECRETS):
+        _report["secret"].append(_where)
+print("INTEGRITY-ENV " + _json.dumps(_report))
+"""
+
+# SysV shared memory made, filled and let go of, again and again: memory held outside every process.
+SYSV_HOG = """
+import ctypes as _ctypes
+import json as _json
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = _ctypes.c_void_p
+_held, _refused = 0, ""
+for _n in range(40):
+    _id = _libc.shmget(0, _ctypes.c_size_t(60 << 20), 0o1000 | 0o600)
+    if _id < 0:
+        _refused = _os.strerror(_ctypes.get_errno())
+        break
+    _address = _libc.shmat(_id, None, 0)
+    if _address in (None, _ctypes.c_void_p(-1).value):
+        _refused = _os.strerror(_ctypes.get_errno())
+        break
+    _ctypes.memset(_address, 1, 60 << 20)
+    _libc.shmdt(_ctypes.c_void_p(_address))
+    _held += 60 << 20
+print("INTEGRITY-SYSV " + _json.dumps({"held": _held, "refused": _refused}))
+"""
+
+STOP_ITSELF = """
+import os as _os
+import signal as _signal
+_os.kill(_os.getpid(), _signal.SIGSTOP)
+"""
+
+
+def sysv_bounded(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("SYSV")
+    if report is None:
+        return ["the probe printed no report"]
+    return [f"held {report['held'] >> 20} MiB of SysV shared memory"] if report["held"] > 128 << 20 else []
+
+
 # The channels one child could leave its answers in for a later one, if anything of it outlived it.
 IPC_TOOLS = """
 import ctypes as _ctypes
@@ -1722,6 +1776,13 @@ def nothing_harvested(evidence: Evidence, course: Course) -> list[str]:
     return [f"found the planter's answers in {where}" for where in report["found"]]
 
 
+def environment_clean(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("ENV")
+    if report is None:
+        return ["the probe printed no report"]
+    return [f"a secret in {where}" for where in report["secret"]]
+
+
 def disk_bounded(evidence: Evidence, course: Course) -> list[str]:
     report = evidence.probe("DISK")
     if report is None:
@@ -1750,6 +1811,15 @@ VECTORS += [
         check=memory_clean,
     ),
     Vector(
+        18,
+        "18b",
+        "scan_environment",
+        "searches the environment and the command line of every process it can see for the hidden tests",
+        probe("import json as _json\nimport os as _os\n", SCAN_ENVIRONMENT),
+        kinds=("ok",),
+        check=environment_clean,
+    ),
+    Vector(
         19,
         "19a",
         "plant_answers",
@@ -1767,6 +1837,15 @@ VECTORS += [
         probe("import json as _json\nimport os as _os\n", IPC_TOOLS, HARVEST),
         kinds=("ok",),
         check=nothing_harvested,
+    ),
+    Vector(
+        19,
+        "19c",
+        "sysv_hog",
+        "fills 40 SysV shared memory segments of 60 MiB and detaches each, holding memory outside any process",
+        lambda ctx: with_code(ctx, "import os as _os\n" + SYSV_HOG),
+        kinds=("ok",),
+        check=sysv_bounded,
     ),
     Vector(
         20,
@@ -1826,6 +1905,15 @@ VECTORS += [
     Vector(
         22,
         "22b",
+        "stops_itself",
+        "stops itself with SIGSTOP",
+        lambda ctx: with_code(ctx, STOP_ITSELF),
+        kinds=("error",),
+        reason="time limit",
+    ),
+    Vector(
+        22,
+        "22c",
         "odd_outputs",
         "a full answer that displays outputs the notebook format rejects",
         lambda ctx: with_code(ctx, ODD_OUTPUTS, answers=ctx.course.solution),
