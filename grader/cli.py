@@ -97,16 +97,21 @@ def _autograde(args: argparse.Namespace) -> int:
     limits = Limits(cell_seconds=args.timeout, notebook_seconds=max(args.timeout, Limits.notebook_seconds))
     # Started first: the sandbox's warm server imports torch while this process imports nbgrader.
     with start_sandbox(work_dir, workers, limits) as sandbox:
-        from grader.autograde import autograde, outcome_table, plan
+        from grader.autograde import autograde, outcome_table, plan, reject
+        from grader.escaping import printable
         from grader.intake import take_in
         from grader.progress import Progress
 
         intake = take_in(args.submissions, args.assignment, work_dir / "submitted")
         for problem in intake.skipped:
-            print(f"skipped {problem}", file=sys.stderr)
-        outcomes = []
+            print(f"skipped {printable(problem)}", file=sys.stderr)
+        outcomes = [
+            reject(assignment, student, reason, work_dir, args.db)
+            for assignment in intake.assignments
+            for student, reason in sorted(intake.rejected.items())
+        ]
         for assignment in intake.assignments:
-            todo = plan(assignment, work_dir)
+            todo = plan(assignment, work_dir, args.db)
             if todo.done:
                 print(
                     f"{assignment}: {len(todo.done)} submission(s) already graded with the same files", file=sys.stderr
@@ -120,7 +125,7 @@ def _autograde(args: argparse.Namespace) -> int:
                 on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok", note=f"{o.student}: {o.status}"),
                 sandbox=sandbox,
             )
-    print(outcome_table(outcomes))
+    print(outcome_table(outcomes, _db(args)))
     return 0
 
 
