@@ -49,6 +49,7 @@ from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
 from grader.sandbox import Sandbox, start_sandbox, worker_count
 from grader.sandboxed_execute import RUN, SandboxedExecute, sandbox_in_use
+from grader.sanitize import SanitizeSubmission
 from grader.tables import format_table
 from grader.tampering import tampering
 from grader.trusted import TrustedChecker, Verdict, has_trusted_check
@@ -392,7 +393,8 @@ class ConcurrentAutograde(Autograde):
     @default("autograde_preprocessors")
     def _sandboxed_preprocessors(self) -> list:
         stock = Autograde.class_traits()["autograde_preprocessors"].default()
-        return [ConcurrentExecute if step is Execute else step for step in stock]
+        # Last: the autograded notebook, which the Formgrader shows the instructor, carries no submitted script.
+        return [ConcurrentExecute if step is Execute else step for step in stock] + [SanitizeSubmission]
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         # nbgrader's version wraps the second pass in utils.setenv(NBGRADER_EXECUTION="autograde"), whose restore

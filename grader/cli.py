@@ -42,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     autograde.set_defaults(run=_autograde)
 
     feedback = commands.add_parser("feedback", help="write per-student HTML feedback (nbgrader generate_feedback)")
+    feedback.add_argument(
+        "--show-hidden-tests",
+        action="store_true",
+        help="show the source and traceback of hidden-test cells (default: their points and first failure only)",
+    )
     _gradebook_options(feedback)
     feedback.set_defaults(run=_feedback)
 
@@ -132,7 +137,7 @@ def _autograde(args: argparse.Namespace) -> int:
 def _feedback(args: argparse.Namespace) -> int:
     from grader.feedback import feedback
 
-    pages = feedback(_work(args), _db(args))
+    pages = feedback(_work(args), _db(args), show_hidden_tests=args.show_hidden_tests)
     print(f"wrote {len(pages)} feedback page(s) under {relative(_work(args) / 'feedback')}")
     return 0
 
