@@ -137,7 +137,7 @@ def _first_failure(cell: NotebookNode) -> str:
 def _result(label: str, meta: dict, message: str) -> NotebookNode:
     """A line giving the cell's result before the cell: one block of HTML, everything in it escaped."""
     score = f"{float(meta.get('score') or 0):g} / {float(meta.get('points') or 0):g} points"
-    said = f"<pre>{html.escape(message)}</pre>" if message else " &mdash; no failure"
+    said = f"<pre>{html.escape(message)}</pre>" if message else " \N{EM DASH} no failure"
     block = f'<div class="feedback-result"><b>{html.escape(label)}</b>: {score}{said}</div>'
     return nbformat.v4.new_markdown_cell(block.replace("\r", "").replace("\n", "&#10;"))
 
