@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from grader.course import CourseError, default_db_url, relative, work
+from grader.escaping import printable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except CourseError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {printable(str(error))}", file=sys.stderr)  # it may name a student's file
         return 1
 
 
@@ -103,7 +104,6 @@ def _autograde(args: argparse.Namespace) -> int:
     # Started first: the sandbox's warm server imports torch while this process imports nbgrader.
     with start_sandbox(work_dir, workers, limits) as sandbox:
         from grader.autograde import autograde, outcome_table, plan, reject
-        from grader.escaping import printable
         from grader.intake import take_in
         from grader.progress import Progress
 

@@ -28,7 +28,7 @@ STUDENT_ID = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 NAMED_REGEXP = r"^(?P<student_id>[A-Za-z0-9][A-Za-z0-9.-]*)(?:_[^/]*)?(?:/.*)?(?P<file_id>\.ipynb)$"
 OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
 ARCHIVES = (".zip", ".gz")
-CAPS = Caps()  # per student, nested uploads included
+CAPS = Caps()  # bytes: per student, nested uploads included; members: per archive
 NESTING = 3  # archives inside a student's archive, at most this deep
 
 
@@ -99,7 +99,7 @@ def _from_archive(archive: Path, assignment: str, submitted: Path) -> Intake:
         root = Path(scratch)
         rejected, skipped = _unpack_class(archive, root)
         files = sorted(p for p in root.rglob("*.ipynb") if "__MACOSX" not in p.parts and p.is_file())
-        intake = _collect(files, root, assignment, submitted, shown_as=archive, rejected=set(rejected))
+        intake = _collect(files, root, assignment, submitted, shown_as=archive, rejected=frozenset(rejected))
     for student in rejected:
         shutil.rmtree(submitted / student / assignment, ignore_errors=True)  # an older upload is not this one
     intake.skipped += skipped
@@ -117,7 +117,7 @@ def _unpack_class(archive: Path, root: Path) -> tuple[dict[str, str], list[str]]
     skipped: list[str] = []
     budgets: dict[str | None, Budget] = {}
     try:
-        for member in members(archive, Caps(bytes=1 << 62)):  # the caps that matter are each student's
+        for member in members(archive, CAPS):
             owner = _owner(member.name)
             if owner in rejected or not (member.problem or _wanted(member.name)):
                 continue
@@ -173,7 +173,7 @@ def _collect(
     assignment: str,
     submitted: Path,
     shown_as: Path | None = None,
-    rejected: set[str] = frozenset(),
+    rejected: frozenset[str] = frozenset(),
 ) -> Intake:
     """Name each notebook's student with nbgrader's FileNameCollectorPlugin and store it in nbgrader's layout
     (the `rejected` students' notebooks are left out)."""
