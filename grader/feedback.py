@@ -136,9 +136,14 @@ def _first_failure(cell: NotebookNode) -> str:
 
 def _result(label: str, meta: dict, message: str) -> NotebookNode:
     """A line giving the cell's result before the cell: one block of HTML, everything in it escaped."""
-    score = f"{float(meta.get('score') or 0):g} / {float(meta.get('points') or 0):g} points"
-    said = f"<pre>{html.escape(message)}</pre>" if message else " \N{EM DASH} no failure"
-    block = f'<div class="feedback-result"><b>{html.escape(label)}</b>: {score}{said}</div>'
+    score, points = float(meta.get("score") or 0), float(meta.get("points") or 0)
+    if message:
+        said = f"<pre>{html.escape(message)}</pre>"
+    elif score < points:  # the cell ran without an error, and the trusted check still gave no points
+        said = " \N{EM DASH} the grader's own check of this part did not pass"
+    else:
+        said = " \N{EM DASH} no failure"
+    block = f'<div class="feedback-result"><b>{html.escape(label)}</b>: {score:g} / {points:g} points{said}</div>'
     return nbformat.v4.new_markdown_cell(block.replace("\r", "").replace("\n", "&#10;"))
 
 
