@@ -129,3 +129,13 @@ def test_a_run_into_another_gradebook_grades_there(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert f"{ASSIGNMENT}: 1 submission(s) already graded with the same files" in again.stderr
     assert again.stdout.splitlines()[1].split()[2:6] == ["12", "/", "12", "ok"]
+
+
+def test_an_unreadable_class_archive_is_one_error_line(tmp_path: Path) -> None:
+    archive = tmp_path / "download.tar.gz"
+    archive.write_bytes(b"\x1f\x8b truncated gzip")
+    run = grader_process("autograde", str(archive), "--assignment", ASSIGNMENT, "--work", str(tmp_path / "work"))
+    assert run.returncode == 1
+    assert run.stdout == ""
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith(f"error: {archive}: cannot be extracted (not a readable archive")
