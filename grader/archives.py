@@ -40,6 +40,7 @@ class Caps:
 
 
 def is_archive(name: str) -> bool:
+    """Whether a file name is one of the archive kinds read here (.zip, .tar.gz, .tgz, .gz)."""
     return name.lower().endswith(ZIP + TAR)
 
 
