@@ -32,13 +32,24 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import default
 
-from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative, solutions
+from grader.course import (
+    CourseError,
+    assignment_names,
+    default_db_url,
+    exercises,
+    nbgrader_config,
+    relative,
+    solutions,
+)
+from grader.escaping import printable
 from grader.execute import nbgrader_environment
+from grader.gradebook import submission_totals
 from grader.nbgrader_setup import ready_nbgrader
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
 from grader.sandboxed_execute import RUN, SandboxedExecute, sandbox_in_use
+from grader.sanitize import SanitizeSubmission
 from grader.tables import format_table
 from grader.tampering import tampering
 from grader.trusted import TrustedChecker, Verdict, has_trusted_check
@@ -58,6 +69,10 @@ class Outcome:
     max_score: float
     fingerprint: str  # of the submitted files, so a resubmission is graded again
 
+    def __post_init__(self) -> None:
+        # Reasons quote student-controlled text (metadata keys, file names, error messages): escaped once, here.
+        object.__setattr__(self, "status", printable(self.status))
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -69,12 +84,13 @@ class Plan:
     done: dict[str, Outcome]
 
 
-def plan(assignment: str, work_dir: Path) -> Plan:
+def plan(assignment: str, work_dir: Path, db_url: str | None = None) -> Plan:
     """Find every submission under `work_dir`/submitted/<student>/<assignment>/ and what is left to grade.
 
-    A submission counts as done when the ledger holds an outcome for exactly its current files, so an interrupted
-    run can simply be started again, and a resubmission is graded again. The ledger never holds an outcome that the
-    grader's own failure caused.
+    A submission counts as done when the ledger holds an outcome for exactly its current files and its grade is in
+    the gradebook `db_url` (default: the work folder's), so an interrupted run can simply be started again, a
+    resubmission is graded again, and a run into another gradebook grades everything there. The ledger never holds
+    an outcome that the grader's own failure caused.
     """
     [assignment] = assignment_names([assignment])
     submitted = work_dir / "submitted"
@@ -83,11 +99,13 @@ def plan(assignment: str, work_dir: Path) -> Plan:
         layout = f"<student>/{assignment}/*.ipynb"
         raise CourseError(f"{relative(submitted)}: no submission of {assignment} (expected {layout})")
     ledger = Ledger(work_dir / "grading_status" / assignment)
+    ready_nbgrader()
+    recorded = submission_totals(db_url or default_db_url(work_dir), assignment)
     pending, done = [], {}
     for student in students:
         digest = fingerprint(submitted / student / assignment)
         previous = ledger.read(student)
-        if previous and previous.fingerprint == digest:
+        if previous and previous.fingerprint == digest and student in recorded:
             done[student] = previous
         else:
             pending.append((student, digest))
@@ -156,6 +174,17 @@ def _outcome_of(future: Future, assignment: str, student: str, print_: str, conf
             _award_nothing(config.CourseDirectory.db_url, assignment, student)
         reason = f"error: the grader failed on this submission, run again to grade it ({type(error).__name__}: {error})"
         return Outcome(student, assignment, reason, 0.0, 0.0, print_), False
+
+
+def reject(assignment: str, student: str, reason: str, work_dir: Path, db_url: str | None = None) -> Outcome:
+    """A submission whose files could not be taken in: an error outcome, in the ledger; a grade recorded earlier for
+    the student no longer counts."""
+    ready_nbgrader()
+    with GRADEBOOK:
+        _award_nothing(db_url or default_db_url(work_dir), assignment, student)
+    outcome = Outcome(student, assignment, f"error: {reason}", 0.0, 0.0, "")
+    Ledger(work_dir / "grading_status" / assignment).write(outcome)
+    return outcome
 
 
 def _course_cells(assignment: str) -> list[str]:
@@ -387,7 +416,8 @@ class ConcurrentAutograde(Autograde):
     @default("autograde_preprocessors")
     def _sandboxed_preprocessors(self) -> list:
         stock = Autograde.class_traits()["autograde_preprocessors"].default()
-        return [ConcurrentExecute if step is Execute else step for step in stock]
+        # Last: the autograded notebook, which the Formgrader shows the instructor, carries no submitted script.
+        return [ConcurrentExecute if step is Execute else step for step in stock] + [SanitizeSubmission]
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         # nbgrader's version wraps the second pass in utils.setenv(NBGRADER_EXECUTION="autograde"), whose restore
@@ -447,10 +477,13 @@ def _in_thread(function: Callable, *args: object) -> Future:
     return future
 
 
-def outcome_table(outcomes: list[Outcome]) -> str:
-    """The per-student summary printed at the end of a grading run."""
+def outcome_table(outcomes: list[Outcome], db_url: str) -> str:
+    """The per-student summary printed at the end of a grading run: scores as the gradebook `db_url` has them."""
+    totals = {a: submission_totals(db_url, a) for a in sorted({o.assignment for o in outcomes})}
     rows = [("student", "assignment", "score", "status")]
-    rows += [(o.student, o.assignment, f"{o.score:g} / {o.max_score:g}", o.status) for o in outcomes]
+    for o in sorted(outcomes, key=lambda o: (o.assignment, o.student)):
+        score, max_score = totals[o.assignment].get(o.student, (o.score, o.max_score))
+        rows.append((o.student, o.assignment, f"{score:g} / {max_score:g}", o.status))
     failed = sum(o.status.startswith("error") for o in outcomes)
     flagged = sum(o.status.startswith("flagged") for o in outcomes)
     return format_table(rows) + f"\ngraded {len(outcomes)} submission(s), {failed} with errors, {flagged} flagged"

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from grader.course import CourseError, default_db_url, relative, work
+from grader.escaping import printable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except CourseError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {printable(str(error))}", file=sys.stderr)  # it may name a student's file
         return 1
 
 
@@ -42,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     autograde.set_defaults(run=_autograde)
 
     feedback = commands.add_parser("feedback", help="write per-student HTML feedback (nbgrader generate_feedback)")
+    feedback.add_argument(
+        "--show-hidden-tests",
+        action="store_true",
+        help="show the source and traceback of hidden-test cells (default: their points and first failure only)",
+    )
     _gradebook_options(feedback)
     feedback.set_defaults(run=_feedback)
 
@@ -97,16 +103,20 @@ def _autograde(args: argparse.Namespace) -> int:
     limits = Limits(cell_seconds=args.timeout, notebook_seconds=max(args.timeout, Limits.notebook_seconds))
     # Started first: the sandbox's warm server imports torch while this process imports nbgrader.
     with start_sandbox(work_dir, workers, limits) as sandbox:
-        from grader.autograde import autograde, outcome_table, plan
+        from grader.autograde import autograde, outcome_table, plan, reject
         from grader.intake import take_in
         from grader.progress import Progress
 
         intake = take_in(args.submissions, args.assignment, work_dir / "submitted")
         for problem in intake.skipped:
-            print(f"skipped {problem}", file=sys.stderr)
-        outcomes = []
+            print(f"skipped {printable(problem)}", file=sys.stderr)
+        outcomes = [
+            reject(assignment, student, reason, work_dir, args.db)
+            for assignment in intake.assignments
+            for student, reason in sorted(intake.rejected.items())
+        ]
         for assignment in intake.assignments:
-            todo = plan(assignment, work_dir)
+            todo = plan(assignment, work_dir, args.db)
             if todo.done:
                 print(
                     f"{assignment}: {len(todo.done)} submission(s) already graded with the same files", file=sys.stderr
@@ -120,14 +130,14 @@ def _autograde(args: argparse.Namespace) -> int:
                 on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok", note=f"{o.student}: {o.status}"),
                 sandbox=sandbox,
             )
-    print(outcome_table(outcomes))
+    print(outcome_table(outcomes, _db(args)))
     return 0
 
 
 def _feedback(args: argparse.Namespace) -> int:
     from grader.feedback import feedback
 
-    pages = feedback(_work(args), _db(args))
+    pages = feedback(_work(args), _db(args), show_hidden_tests=args.show_hidden_tests)
     print(f"wrote {len(pages)} feedback page(s) under {relative(_work(args) / 'feedback')}")
     return 0
 

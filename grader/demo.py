@@ -38,8 +38,8 @@ def demo(workers: int | None = None) -> None:
                 on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok"),
                 sandbox=sandbox,
             )
-    print(outcome_table(outcomes))
     db_url = default_db_url(work_dir)
+    print(outcome_table(outcomes, db_url))
     pages = feedback(work_dir, db_url)
     print(f"feedback: {len(pages)} HTML page(s) under {relative(work_dir / 'feedback')}")
     for path in report(work_dir, db_url, work_dir):

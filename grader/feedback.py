@@ -1,27 +1,54 @@
-"""work/autograded/ -> work/feedback/: one HTML page per student and notebook (nbgrader generate_feedback)."""
+"""work/autograded/ -> work/feedback/: one HTML page per student and notebook (nbgrader generate_feedback), by part.
+
+Every graded cell is named after its part (the heading of the locked cell above it), in the page's table of contents
+and in a line placed before it that gives its result first: the points, and the message of the first failing case.
+By default a cell with hidden tests shows only that, not its source or traceback (`show_hidden_tests` keeps
+nbgrader's page). Submitted markdown and outputs are sanitized (grader.sanitize). A progress bar counts the pages.
+"""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
+import nbformat
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
 from nbgrader.converters import GenerateFeedback
 from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import ClearHiddenTests
+from traitlets import Bool, default
 
 from grader.course import CourseError, nbgrader_config, relative
 from grader.nbgrader_setup import ready_nbgrader
+from grader.progress import Progress
+from grader.sanitize import SanitizeSubmission
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+MESSAGE_CHARS = 2000  # of a failure message shown
 
 
-def feedback(work_dir: Path, db_url: str | None = None) -> list[Path]:
+def feedback(work_dir: Path, db_url: str | None = None, show_hidden_tests: bool = False) -> list[Path]:
     """Write feedback for every autograded submission; return the HTML files."""
+    import nbgrader.converters
+
     autograded = work_dir / "autograded"
     assignments = sorted({p.name for p in autograded.glob("*/*") if p.is_dir()})
     if not assignments:
         raise CourseError(f"{relative(autograded)}: nothing autograded yet; run `python -m grader autograde` first")
     ready_nbgrader()
     config = nbgrader_config(work_dir=work_dir, db_url=db_url)
+    config.HTMLExporter.template_name = "feedback_by_part"
+    config.HTMLExporter.template_file = "feedback_by_part.html.j2"  # extends the index.html.j2 of nbgrader's feedback
+    nbgrader_templates = Path(nbgrader.converters.__file__).parent.parent / "server_extensions/formgrader/templates"
+    config.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), str(nbgrader_templates)]
+    config.FeedbackByPart.show_hidden_tests = show_hidden_tests
+    progress = Progress(sum(1 for _ in autograded.glob("*/*/*.ipynb")), label="feedback ")
     for assignment in assignments:
-        converter = GenerateFeedback(coursedir=CourseDirectory(config=config), config=config)
+        converter = FeedbackPages(coursedir=CourseDirectory(config=config), config=config)
+        converter.progress = progress
         converter.coursedir.assignment_id = assignment
         converter.force = True
         try:
@@ -29,3 +56,102 @@ def feedback(work_dir: Path, db_url: str | None = None) -> list[Path]:
         except NbGraderException as error:
             raise CourseError(f"{relative(autograded)}: generate_feedback failed for {assignment}: {error}") from None
     return sorted((work_dir / "feedback").glob("*/*/*.html"))
+
+
+class FeedbackByPart(Preprocessor):
+    """Name each graded cell by its part, put its result before it, and (by default) keep hidden tests hidden."""
+
+    enabled = Bool(True).tag(config=True)  # nbgrader's converters register preprocessors without enabling them
+    show_hidden_tests = Bool(False, help="Show the source and traceback of hidden-test cells").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        delimiter = ClearHiddenTests(parent=self).begin_test_delimeter
+        part, cells = "", []
+        for cell in nb.cells:
+            cell.metadata.pop("feedback", None)  # the label is ours to set, never the submission's
+            meta = cell.metadata.get("nbgrader") or {}
+            if cell.cell_type == "markdown" and meta.get("locked") and (heading := _heading(cell.source)):
+                part = heading
+            if meta.get("grade") or meta.get("task"):
+                hidden = cell.cell_type == "code" and delimiter in cell.source
+                label = f"{part or 'Graded cell'} \N{EM DASH} {_kind(meta, hidden)}"
+                cell.metadata["feedback"] = {"label": label}
+                message = _first_failure(cell)
+                cells.append(_result(label, meta, message))
+                if hidden and not self.show_hidden_tests:
+                    _hide(cell, message)
+            cells.append(cell)
+        nb.cells = cells
+        return nb, resources
+
+
+class FeedbackPages(GenerateFeedback):
+    """nbgrader's GenerateFeedback with the page by part, sanitized, and a progress bar."""
+
+    progress: Progress | None = None
+
+    @default("preprocessors")
+    def _by_part(self) -> list:
+        stock = GenerateFeedback.class_traits()["preprocessors"].default()
+        return [stock[0], FeedbackByPart, SanitizeSubmission, *stock[1:]]  # after GetGrades: the scores are known
+
+    def convert_single_notebook(self, notebook_filename: str) -> None:
+        try:
+            super().convert_single_notebook(notebook_filename)
+        except Exception:
+            self._advance(notebook_filename, failed=True)
+            raise
+        self._advance(notebook_filename, failed=False)
+
+    def _advance(self, notebook_filename: str, failed: bool) -> None:
+        if self.progress:
+            student = Path(notebook_filename).parent.parent.name
+            self.progress.advance(failed=failed, note=f"{student}: {'failed' if failed else 'written'}")
+
+
+def _heading(source: str) -> str:
+    """The text of the first line of a markdown cell when it is a heading ('' otherwise)."""
+    first = source.strip().splitlines()[0] if source.strip() else ""
+    match = re.fullmatch(r"#{1,6}\s+(.*?)\s*#*\s*", first)
+    return re.sub(r"\s*\(\d+(\.\d+)? points?\)$", "", match.group(1)) if match else ""
+
+
+def _kind(meta: dict, hidden: bool) -> str:
+    if meta.get("solution"):
+        return "your answer"
+    if meta.get("task"):
+        return "task"
+    return "hidden tests" if hidden else "visible tests"
+
+
+def _first_failure(cell: NotebookNode) -> str:
+    """The message the cell failed with (the first failing case stops the cell), or '' if it did not fail."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            ename, evalue = output.get("ename", "Error"), output.get("evalue", "")
+            message = f"{ename}: {evalue}" if evalue else ename
+            return message if len(message) <= MESSAGE_CHARS else message[:MESSAGE_CHARS] + " ..."
+    return ""
+
+
+def _result(label: str, meta: dict, message: str) -> NotebookNode:
+    """A line giving the cell's result before the cell: one block of HTML, everything in it escaped."""
+    score, points = float(meta.get("score") or 0), float(meta.get("points") or 0)
+    if message:
+        said = f"<pre>{html.escape(message)}</pre>"
+    elif score < points:  # the cell ran without an error, and the trusted check still gave no points
+        said = " \N{EM DASH} the grader's own check of this part did not pass"
+    else:
+        said = " \N{EM DASH} no failure"
+    block = f'<div class="feedback-result"><b>{html.escape(label)}</b>: {score:g} / {points:g} points{said}</div>'
+    return nbformat.v4.new_markdown_cell(block.replace("\r", "").replace("\n", "&#10;"))
+
+
+def _hide(cell: NotebookNode, message: str) -> None:
+    """Keep a hidden-test cell's result, not its source, its printed output or its traceback."""
+    cell.source = "# The hidden tests of this part are not shown; their result is above."
+    cell.outputs = [
+        nbformat.v4.new_output("error", ename=o.ename, evalue=o.evalue, traceback=[message])
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]

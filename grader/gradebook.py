@@ -43,3 +43,13 @@ def max_scores(db_url: str) -> dict[str, dict[str, float]]:
             }
             for assignment in gradebook.assignments
         }
+
+
+def submission_totals(db_url: str, assignment: str) -> dict[str, tuple[float, float]]:
+    """{student: (score, max_score)} for every submission of `assignment` recorded in the gradebook."""
+    with Gradebook(db_url, course_id()) as gradebook:
+        try:
+            submissions = gradebook.assignment_submissions(assignment)
+        except MissingEntry:
+            return {}
+        return {s.student.id: (float(s.score), float(s.max_score)) for s in submissions}

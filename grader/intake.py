@@ -2,8 +2,10 @@
 
 1. an nbgrader-style folder: <student>/<assignment>/<notebook>.ipynb
 2. a flat folder of notebooks named with the student id: <student>.ipynb (or <student>_anything.ipynb)
-3. an LMS download archive (.zip, .tar.gz): files or folders named <student>_anything, extracted and matched with
-   nbgrader's zip_collect machinery.
+3. an LMS download archive (.zip, .tar.gz): files or folders named <student>_anything, extracted safely
+   (grader.archives) and matched with nbgrader's zip_collect machinery. A student's own upload inside it may be an
+   archive too; whatever is wrong with a student's files (an unreadable upload, an unsafe path, a link, a bomb)
+   rejects that student's submission, with the reason, and no one else's.
 For the flat and archive forms the assignment must be named; the file is stored under the assignment's notebook name.
 """
 
@@ -15,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.archives import ArchiveError, Budget, Caps, Member, archive_stem, is_archive, members
 from grader.course import CourseError, assignment_names, relative, solutions
 from grader.notebooks import assignment_notebooks
 
@@ -23,7 +26,10 @@ STUDENT_ID = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 # In file names "_" separates the id from the rest: the id is the leading token of the first path component
 # (Canvas: alice_1234_ex01.ipynb; Moodle-like folders: alice_1234_assignsubmission_file/ex01.ipynb).
 NAMED_REGEXP = r"^(?P<student_id>[A-Za-z0-9][A-Za-z0-9.-]*)(?:_[^/]*)?(?:/.*)?(?P<file_id>\.ipynb)$"
+OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
 ARCHIVES = (".zip", ".gz")
+CAPS = Caps()  # bytes: per student, nested uploads included; members: per archive
+NESTING = 3  # archives inside a student's archive, at most this deep
 
 
 @dataclass
@@ -33,6 +39,7 @@ class Intake:
     assignments: list[str] = field(default_factory=list)
     students: set[str] = field(default_factory=set)
     skipped: list[str] = field(default_factory=list)
+    rejected: dict[str, str] = field(default_factory=dict)  # student -> why their files could not be taken in
 
 
 def take_in(source: Path, assignment: str | None, submitted: Path) -> Intake:
@@ -88,20 +95,88 @@ def _from_flat_folder(source: Path, assignment: str, submitted: Path) -> Intake:
 
 
 def _from_archive(archive: Path, assignment: str, submitted: Path) -> Intake:
-    from nbgrader.utils import unzip
-
     with tempfile.TemporaryDirectory(prefix="grader-intake-") as scratch:
-        try:
-            unzip(str(archive), scratch, zip_ext=[".zip", ".gz"], tree=True)
-        except Exception as error:  # noqa: BLE001 - zipfile and tarfile raise many kinds; all mean the same here
-            raise CourseError(f"{archive}: cannot be extracted ({error})") from None
         root = Path(scratch)
+        rejected, skipped = _unpack_class(archive, root)
         files = sorted(p for p in root.rglob("*.ipynb") if "__MACOSX" not in p.parts and p.is_file())
-        return _collect(files, root, assignment, submitted, shown_as=archive)
+        intake = _collect(files, root, assignment, submitted, shown_as=archive, rejected=frozenset(rejected))
+    for student in rejected:
+        shutil.rmtree(submitted / student / assignment, ignore_errors=True)  # an older upload is not this one
+    intake.skipped += skipped
+    intake.rejected = rejected
+    return intake
 
 
-def _collect(files: list[Path], root: Path, assignment: str, submitted: Path, shown_as: Path | None = None) -> Intake:
-    """Name each notebook's student with nbgrader's FileNameCollectorPlugin and store it in nbgrader's layout."""
+def _unpack_class(archive: Path, root: Path) -> tuple[dict[str, str], list[str]]:
+    """Extract the notebooks and nested uploads of an LMS archive into `root`.
+
+    Returns the students whose files could not be taken in (with why), and what was passed over for want of a
+    student id. Only an unreadable class archive raises (CourseError).
+    """
+    rejected: dict[str, str] = {}
+    skipped: list[str] = []
+    budgets: dict[str | None, Budget] = {}
+    try:
+        for member in members(archive, CAPS):
+            owner = _owner(member.name)
+            if owner in rejected or not (member.problem or _wanted(member.name)):
+                continue
+            try:
+                _extract(member, root, budgets.setdefault(owner, Budget(CAPS)), depth=0)
+            except ArchiveError as error:
+                if owner is None:
+                    skipped.append(f"{archive}: {error}")
+                else:
+                    rejected[owner] = f"the upload could not be taken in: {error}"
+    except ArchiveError as error:
+        raise CourseError(f"{archive}: cannot be extracted ({error})") from None
+    return rejected, skipped
+
+
+def _extract(member: Member, folder: Path, budget: Budget, depth: int) -> None:
+    """Write one wanted member under `folder`; a nested archive is extracted, in its stead, into a folder named after
+    it (as nbgrader's unzip does). ArchiveError for anything that may not be taken in."""
+    if member.problem:
+        raise ArchiveError(member.problem)
+    target = folder / member.name
+    member.save(target, budget)
+    if not is_archive(member.name):
+        return
+    if depth >= NESTING:
+        raise ArchiveError(f"archives nested more than {NESTING} deep")
+    inner = target.with_name(archive_stem(target.name))
+    try:
+        for nested in members(target, CAPS):
+            if nested.problem or _wanted(nested.name):
+                _extract(nested, inner, budget, depth + 1)
+    except ArchiveError as error:
+        raise ArchiveError(f"{member.name}: {error}") from None
+    finally:
+        target.unlink()
+
+
+def _wanted(name: str) -> bool:
+    """Only notebooks and archives are extracted; everything else a student uploaded is passed over unwritten."""
+    return "__MACOSX" not in name.split("/") and (name.endswith(".ipynb") or is_archive(name))
+
+
+def _owner(name: str) -> str | None:
+    """The student a member belongs to: the leading token of its first path component (None if there is none)."""
+    first = name.lstrip("/\\").split("/", 1)[0]
+    token = first.split("_", 1)[0] if "_" in first else archive_stem(first).removesuffix(".ipynb")
+    return token if OWNER.fullmatch(token) else None
+
+
+def _collect(
+    files: list[Path],
+    root: Path,
+    assignment: str,
+    submitted: Path,
+    shown_as: Path | None = None,
+    rejected: frozenset[str] = frozenset(),
+) -> Intake:
+    """Name each notebook's student with nbgrader's FileNameCollectorPlugin and store it in nbgrader's layout
+    (the `rejected` students' notebooks are left out)."""
     from nbgrader.plugins import FileNameCollectorPlugin
 
     collector = FileNameCollectorPlugin(named_regexp=NAMED_REGEXP)
@@ -118,6 +193,8 @@ def _collect(files: list[Path], root: Path, assignment: str, submitted: Path, sh
             intake.skipped.append(f"{shown}: no student id in the name (expected <student>.ipynb or <student>_*)")
             continue
         student = match["student_id"]
+        if student in rejected:
+            continue
         if student in intake.students:
             intake.skipped.append(f"{shown}: a second notebook for student '{student}'; the first one is kept")
             continue

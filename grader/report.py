@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.autograde import Ledger
+from grader.escaping import spreadsheet_cell
 from grader.gradebook import CellScores, cell_scores, max_scores
 
 
@@ -42,10 +43,11 @@ def write_csv(table: list[Row], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "assignment", "status", "score", *grade_ids])
+        writer.writerow(["student", "assignment", "status", "score", *map(spreadsheet_cell, grade_ids)])
         for row in table:
             cells = [f"{row.cells[g]:g}" if g in row.cells else "" for g in grade_ids]
-            writer.writerow([row.student, row.assignment, row.status, f"{sum(row.cells.values()):g}", *cells])
+            text = [spreadsheet_cell(value) for value in (row.student, row.assignment, row.status)]
+            writer.writerow([*text, f"{sum(row.cells.values()):g}", *cells])
 
 
 def write_summary_png(table: list[Row], maxima: dict[str, dict[str, float]], path: Path) -> None:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import random
+import shutil
+import stat
 import tarfile
+import tempfile
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -88,3 +94,168 @@ def test_unknown_source(tmp_path: Path) -> None:
         take_in(tmp_path / "nowhere", "ex01_slots", tmp_path / "submitted")
     with pytest.raises(CourseError, match="no submissions found"):
         take_in(tmp_path, "ex01_slots", tmp_path / "submitted")
+
+
+# A student's upload is hostile input: whatever is wrong with it is that student's problem, never the class's.
+
+
+def _zip_bytes(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for name, data in members.items():
+            zipped.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _class_archive(tmp_path: Path, uploads: dict[str, bytes]) -> Path:
+    """An LMS archive: two honest students and the given uploads."""
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr("alice_1_ex01.ipynb", NOTEBOOK)
+        zipped.writestr("bob_2_upload.zip", _zip_bytes({"work/ex01_slots.ipynb": NOTEBOOK.encode()}))
+        for name, data in uploads.items():
+            zipped.writestr(name, data)
+    return archive
+
+
+def _honest_taken_in(intake, submitted: Path) -> None:
+    assert intake.students == {"alice", "bob"}
+    assert _layout(submitted) == ["alice/ex01_slots/ex01_slots.ipynb", "bob/ex01_slots/ex01_slots.ipynb"]
+
+
+def test_a_gz_upload_that_is_not_an_archive_rejects_only_its_student(tmp_path: Path) -> None:
+    archive = _class_archive(tmp_path, {"mallory_3_notebook.ipynb.gz": b"plain text, not gzip"})
+    intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
+    _honest_taken_in(intake, tmp_path / "submitted")
+    assert list(intake.rejected) == ["mallory"]
+    assert intake.rejected["mallory"].startswith("the upload could not be taken in: mallory_3_notebook.ipynb.gz: ")
+    assert "not a readable archive" in intake.rejected["mallory"]
+
+
+def test_a_nested_member_leaving_its_folder_is_refused_and_never_written(tmp_path: Path) -> None:
+    escaping = _zip_bytes({"ex01_slots.ipynb": NOTEBOOK.encode(), "../escape.txt": b"outside", "/etc/x.ipynb": b"{}"})
+    archive = _class_archive(tmp_path, {"mallory_3_upload.zip": escaping})
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(scratch))  # the extraction's scratch folder, to look around it
+        intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
+    _honest_taken_in(intake, tmp_path / "submitted")
+    assert intake.rejected == {
+        "mallory": "the upload could not be taken in: mallory_3_upload.zip: '../escape.txt' leaves its folder ('..')"
+    }
+    assert not [p for p in tmp_path.rglob("escape.txt")], "a member was written outside its folder"
+
+
+@pytest.mark.parametrize(
+    "kind, reason",
+    [
+        (tarfile.SYMTYPE, "'mallory_3/ex01.ipynb' is a link or special file"),
+        (tarfile.LNKTYPE, "'mallory_3/ex01.ipynb' is a link or special file"),
+        ("absolute", "'/mallory_3/ex01.ipynb' is an absolute path"),
+    ],
+)
+def test_links_and_absolute_paths_in_a_tar_reject_their_student(tmp_path: Path, kind: bytes | str, reason: str) -> None:
+    archive = tmp_path / "download.tar.gz"
+    with tarfile.open(archive, "w:gz") as tarred:
+        honest = tarfile.TarInfo("alice_1_ex01.ipynb")
+        honest.size = len(NOTEBOOK)
+        tarred.addfile(honest, io.BytesIO(NOTEBOOK.encode()))
+        hostile = tarfile.TarInfo("/mallory_3/ex01.ipynb" if kind == "absolute" else "mallory_3/ex01.ipynb")
+        if kind == "absolute":
+            hostile.size = len(NOTEBOOK)
+            tarred.addfile(hostile, io.BytesIO(NOTEBOOK.encode()))
+        else:
+            hostile.type, hostile.linkname = kind, "/etc/passwd"
+            tarred.addfile(hostile)
+    intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
+    assert intake.students == {"alice"}
+    assert intake.rejected == {"mallory": f"the upload could not be taken in: {reason}"}
+    assert _layout(tmp_path / "submitted") == ["alice/ex01_slots/ex01_slots.ipynb"]
+
+
+def test_a_zip_link_member_is_refused(tmp_path: Path) -> None:
+    link = zipfile.ZipInfo("mallory_3/ex01.ipynb")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zipped:
+        zipped.writestr(link, "/etc/passwd")
+    archive = _class_archive(tmp_path, {"mallory_3_upload.zip": buffer.getvalue()})
+    intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
+    _honest_taken_in(intake, tmp_path / "submitted")
+    assert intake.rejected["mallory"].endswith("'mallory_3/ex01.ipynb' is a link or special file")
+
+
+class _Zeros(io.RawIOBase):
+    """A stream of `size` zero bytes, never held in memory at once."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = min(len(buffer), self.left)
+        buffer[:count] = bytes(count)
+        self.left -= count
+        return count
+
+
+BOMB = 3 << 29  # 1.5 GiB of zeros, about 1.5 MB compressed
+
+
+def _zip_bomb() -> tuple[str, bytes]:
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zipped:
+        with zipped.open("ex01_slots.ipynb", "w", force_zip64=True) as member:
+            shutil.copyfileobj(_Zeros(BOMB), member, 16 << 20)
+    return "mallory_3_upload.zip", bomb.getvalue()
+
+
+def _tar_bomb() -> tuple[str, bytes]:
+    bomb = io.BytesIO()
+    with tarfile.open(fileobj=bomb, mode="w:gz", compresslevel=6) as tarred:
+        info = tarfile.TarInfo("ex01_slots.ipynb")
+        info.size = BOMB
+        tarred.addfile(info, _Zeros(BOMB))
+    return "mallory_3_upload.tar.gz", bomb.getvalue()
+
+
+@pytest.mark.parametrize("make_bomb", [_zip_bomb, _tar_bomb])
+def test_a_nested_bomb_is_stopped_with_flat_memory(tmp_path: Path, make_bomb) -> None:
+    name, bomb = make_bomb()
+    assert len(bomb) < 2 << 20
+    archive = _class_archive(tmp_path, {name: bomb})
+    del bomb
+    tracemalloc.start()
+    try:
+        intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _honest_taken_in(intake, tmp_path / "submitted")
+    assert intake.rejected["mallory"].endswith(": a member compressed more than 200 to 1 (a zip bomb?)")
+    assert peak < 16 << 20, f"extraction peaked at {peak >> 20} MiB of Python memory"
+
+
+def test_a_student_over_the_byte_cap_is_rejected(tmp_path: Path) -> None:
+    noise = random.Random(13).randbytes(65 << 20)  # incompressible: the ratio cap never applies
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zipped:
+        zipped.writestr("alice_1_ex01.ipynb", NOTEBOOK)
+        zipped.writestr("mallory_3_ex01.ipynb", noise)
+    intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
+    assert intake.students == {"alice"}
+    assert intake.rejected == {"mallory": "the upload could not be taken in: more than 64 MiB once extracted"}
+
+
+def test_a_nested_upload_with_a_notebook_is_taken_in(tmp_path: Path) -> None:
+    inner = io.BytesIO()
+    with tarfile.open(fileobj=inner, mode="w:gz") as tarred:
+        info = tarfile.TarInfo("deep/ex01_slots.ipynb")
+        info.size = len(NOTEBOOK)
+        tarred.addfile(info, io.BytesIO(NOTEBOOK.encode()))
+    archive = _class_archive(tmp_path, {"carol_4_upload.tar.gz": inner.getvalue()})
+    intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
+    assert intake.students == {"alice", "bob", "carol"} and intake.rejected == {}

@@ -1,0 +1,143 @@
+"""What a grading run shows the instructor (terminal, ledger, grades.csv) and where it writes, under hostile input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+import zipfile
+from pathlib import Path
+
+import nbformat
+
+from grader.escaping import printable, spreadsheet_cell
+from grader.report import Row, write_csv
+from grader.sample_class import solution_answers, submission
+from tests.conftest import REPO, grader_process
+
+ASSIGNMENT = "ex01_slots"
+SOURCE = REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+RELEASE = REPO / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+CONTROL = "\x1b[2J\x1b[31mEVIL\r\nok\x07"  # clears the screen, turns it red, starts a fake line, rings the bell
+
+
+def _solved() -> nbformat.NotebookNode:
+    return submission(nbformat.read(RELEASE, 4), solution_answers(nbformat.read(SOURCE, 4)))
+
+
+def _unprintable(text: str) -> list[str]:
+    return sorted({char for char in text if not char.isprintable() and char != "\n"})
+
+
+def test_printable_escapes_every_control_character_once() -> None:
+    assert printable(CONTROL) == "\\x1b[2J\\x1b[31mEVIL\\r\\nok\\x07"
+    assert printable(printable(CONTROL)) == printable(CONTROL)
+    assert printable("caf\u00e9 \u202eexe.ipynb") == "caf\u00e9 \\u202eexe.ipynb"  # a right-to-left override
+
+
+def test_no_grades_csv_cell_is_a_formula(tmp_path: Path) -> None:
+    hostile = ['=HYPERLINK("http://x")', "+1+1", "-2", "@SUM(A1)", "\tx", f"flagged: {CONTROL}"]
+    write_csv([Row(text, text, text, {"cell_a": 1.0}) for text in hostile], tmp_path / "grades.csv")
+    with (tmp_path / "grades.csv").open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert len(rows) == 1 + len(hostile)
+    for row, text in zip(rows[1:], hostile, strict=True):
+        assert row[:3] == [spreadsheet_cell(text)] * 3
+        assert not row[0].startswith(("=", "+", "-", "@", "\t", "\r")) and not _unprintable(",".join(row))
+    assert rows[1][0] == '\'=HYPERLINK("http://x")' and rows[3][3] == "1"
+
+
+def test_control_characters_in_metadata_reach_no_surface_verbatim(tmp_path: Path) -> None:
+    hostile = _solved()
+    for cell in hostile.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            cell.metadata.nbgrader[CONTROL] = CONTROL
+            break
+    incoming = tmp_path / "in"
+    for student, notebook in (("honest", _solved()), ("mallory", hostile)):
+        (incoming / student / ASSIGNMENT).mkdir(parents=True)
+        nbformat.write(notebook, incoming / student / ASSIGNMENT / RELEASE.name)
+    work = tmp_path / "work"
+    run = grader_process("autograde", str(incoming), "--work", str(work), "--workers", "2")
+    assert run.returncode == 0, run.stderr
+    rows = {line.split()[0]: line for line in run.stdout.splitlines()[1:-1]}
+    assert set(rows) == {"honest", "mallory"}, run.stdout  # one line each: no newline got through
+    assert rows["mallory"].split()[5] == "flagged:" and printable(CONTROL) in rows["mallory"]
+    assert not _unprintable(run.stdout + run.stderr)
+    ledger = json.loads((work / "grading_status" / ASSIGNMENT / "mallory.json").read_text())
+    assert ledger["status"].startswith("flagged: ") and not _unprintable(ledger["status"])
+    report = grader_process("report", "--work", str(work), "--out", str(tmp_path / "out"))
+    assert report.returncode == 0, report.stderr
+    grades = (tmp_path / "out" / "grades.csv").read_text()
+    assert printable(CONTROL) in grades and not _unprintable(grades)
+    assert len(grades.splitlines()) == 3
+
+
+def test_a_bad_upload_is_its_students_error_and_the_class_is_graded(tmp_path: Path) -> None:
+    honest = tmp_path / "honest.ipynb"
+    nbformat.write(_solved(), honest)
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(honest, f"ana_1_{ASSIGNMENT}.ipynb")
+        zipped.writestr("mallory_2_notebook.ipynb.gz", b"not gzip at all")
+        escaping = _zip_with({"../escape.txt": b"x", RELEASE.name: honest.read_bytes()})
+        zipped.writestr(f"eve_3_{ASSIGNMENT}.zip", escaping)
+    run = grader_process("autograde", str(archive), "--assignment", ASSIGNMENT, "--work", str(tmp_path / "work"))
+    assert run.returncode == 0, run.stderr
+    rows = {line.split()[0]: line for line in run.stdout.splitlines()[1:-1]}
+    assert rows["ana"].split()[2:6] == ["12", "/", "12", "ok"]
+    assert (
+        "error: the upload could not be taken in: mallory_2_notebook.ipynb.gz: not a readable archive"
+        in rows["mallory"]
+    )
+    assert rows["eve"].endswith(
+        f"error: the upload could not be taken in: eve_3_{ASSIGNMENT}.zip: '../escape.txt' leaves its folder ('..')"
+    )
+    assert run.stdout.splitlines()[-1] == "graded 3 submission(s), 2 with errors, 0 flagged"
+    assert not list(tmp_path.rglob("escape.txt"))
+    report = grader_process("report", "--work", str(tmp_path / "work"), "--out", str(tmp_path / "out"))
+    with (tmp_path / "out" / "grades.csv").open() as handle:
+        statuses = {row["student"]: row["status"].split(":")[0] for row in csv.DictReader(handle)}
+    assert report.returncode == 0 and statuses == {"ana": "ok", "eve": "error", "mallory": "error"}
+
+
+def _zip_with(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zipped:
+        for name, data in members.items():
+            zipped.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _grades_in(db: Path) -> int:
+    with sqlite3.connect(db) as connection:
+        return connection.execute("select count(*) from grade where auto_score is not null").fetchone()[0]
+
+
+def test_a_run_into_another_gradebook_grades_there(tmp_path: Path) -> None:
+    incoming = tmp_path / "in"
+    (incoming / "ana" / ASSIGNMENT).mkdir(parents=True)
+    nbformat.write(_solved(), incoming / "ana" / ASSIGNMENT / RELEASE.name)
+    work = tmp_path / "work"
+    first = grader_process("autograde", str(incoming), "--work", str(work), "--db", f"sqlite:///{tmp_path / 'a.db'}")
+    assert first.returncode == 0, first.stderr
+    second = grader_process("autograde", str(incoming), "--work", str(work), "--db", f"sqlite:///{tmp_path / 'b.db'}")
+    assert second.returncode == 0, second.stderr
+    assert "already graded" not in second.stderr
+    assert second.stdout.splitlines()[1].split()[2:6] == ["12", "/", "12", "ok"]
+    assert _grades_in(tmp_path / "b.db") == _grades_in(tmp_path / "a.db") > 0
+    again = grader_process("autograde", str(incoming), "--work", str(work), "--db", f"sqlite:///{tmp_path / 'a.db'}")
+    assert again.returncode == 0, again.stderr
+    assert f"{ASSIGNMENT}: 1 submission(s) already graded with the same files" in again.stderr
+    assert again.stdout.splitlines()[1].split()[2:6] == ["12", "/", "12", "ok"]
+
+
+def test_an_unreadable_class_archive_is_one_error_line(tmp_path: Path) -> None:
+    archive = tmp_path / "download.tar.gz"
+    archive.write_bytes(b"\x1f\x8b truncated gzip")
+    run = grader_process("autograde", str(archive), "--assignment", ASSIGNMENT, "--work", str(tmp_path / "work"))
+    assert run.returncode == 1
+    assert run.stdout == ""
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith(f"error: {archive}: cannot be extracted (not a readable archive")
