@@ -123,3 +123,27 @@ def test_check_is_the_terminal_validate_button(tmp_path: Path) -> None:
     run = grader_process("check", str(solved))
     assert run.returncode == 0, run.stdout
     assert run.stdout.splitlines()[-1].startswith("visible tests: 12 of 12 points")
+
+
+def test_a_sandbox_that_dies_mid_run_costs_no_student_anything(tmp_path: Path) -> None:
+    """The warm server is killed as the first grade comes in: it is restarted, every submission it failed is graded
+    again in the same run, and every student gets exactly the points of an undisturbed run."""
+    from grader.autograde import autograde, plan
+    from grader.sandbox import start_sandbox
+
+    work = tmp_path / "work"
+    expected = write_class(ASSIGNMENT, work / "submitted")
+    killed = []
+
+    def kill_once(_outcome: object) -> None:
+        if not killed:
+            killed.append(sandbox.generation)
+            sandbox._process.kill()  # bubblewrap, and with it the warm server and every child
+
+    with start_sandbox(work, workers=2) as sandbox:
+        outcomes = autograde(plan(ASSIGNMENT, work), work, workers=2, on_outcome=kill_once, sandbox=sandbox)
+        assert killed == [1] and sandbox.generation == 2, "the dead server must have been replaced, once"
+    assert {o.student: o.status for o in outcomes} == dict.fromkeys(expected, "ok")
+    assert {o.student: o.score for o in outcomes} == {s: sum(cells.values()) for s, cells in expected.items()}
+    scores = cell_scores(default_db_url(work))
+    assert {student: scores[student][ASSIGNMENT] for student in expected} == expected
