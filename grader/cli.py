@@ -143,9 +143,9 @@ def _report(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from grader.check import check, check_table
 
-    scores = check(args.notebook)
-    print(check_table(scores))
-    return 0 if all(score.passed for score in scores) else 1
+    checked = check(args.notebook)
+    print(check_table(checked))
+    return 0 if checked.passed else 1
 
 
 def _demo(args: argparse.Namespace) -> int:
