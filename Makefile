@@ -20,6 +20,7 @@ $(STAMP): requirements.txt
 # JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
 lab: $(STAMP)
 	mkdir -p work  # the Formgrader's gradebook lives there
+	$(BIN)/python -m grader workspace  # students work in workspace/, a copy of exercises/ that git ignores
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 

@@ -32,7 +32,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import default
 
-from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative, solutions
+from grader.course import CourseError, assignment_names, nbgrader_config, relative, solutions
 from grader.execute import nbgrader_environment
 from grader.nbgrader_setup import ready_nbgrader
 from grader.notebooks import assignment_notebooks, read_notebook
@@ -116,10 +116,11 @@ def autograde(
         running.remember(_course_cells(assignment))
         checking = pool.submit(_trusted_checker, assignment, running)  # the solution's observations, meanwhile:
         with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
-            # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
+            # Recording the assignment stores each graded cell, hidden tests included, in the gradebook; what it
+            # generates (not exercises/, which may have been edited) is what submissions are compared with.
             generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
+            released = {p.name: read_notebook(p) for p in sorted((Path(scratch) / assignment).glob("*.ipynb"))}
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-        released = {path.name: read_notebook(path) for path in sorted((exercises() / assignment).glob("*.ipynb"))}
         checker = checking.result()
         futures = {
             pool.submit(_grade, assignment, student, print_, config, checker, released): (student, print_)
