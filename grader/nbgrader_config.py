@@ -1,6 +1,9 @@
 """nbgrader settings for this course: the repository root is the course directory."""
 
+import sys
 from pathlib import Path
+
+from traitlets.config.loader import KVArgParseConfigLoader
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,3 +21,20 @@ c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
 # The cell time limit of nbgrader's own commands and of `grader validate`/`check` (autograde has --timeout).
 c.Execute.timeout = 300
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# A local exchange (`make lab` creates it), so the Formgrader's release and collect work on one machine. Students
+# get their exercises from git (workspace/), so JupyterLab's Assignment and Course Lists are off (jupyter_config/).
+c.Exchange.root = str(ROOT / "work" / "exchange")
+
+
+def command_line_settings(args: list[str], sections: tuple[str, ...]) -> object:
+    """The `--Section.name=value` (or `--Section.name value`) settings of these sections among `args`."""
+    picked = []
+    for arg, following in zip(args, [*args[1:], None], strict=True):
+        if arg.startswith("--") and arg[2:].split(".", 1)[0] in sections:
+            picked += [arg] if "=" in arg or following is None else [arg, following]
+    return KVArgParseConfigLoader(picked).load_config()
+
+
+# The command line wins over this file, also where nbgrader reads the file after the command line has been applied:
+# the Formgrader inside `jupyter lab --CourseDirectory.db_url=...` (`make lab WORK=...` relies on it).
+c.merge(command_line_settings(sys.argv[1:], ("CourseDirectory", "Exchange")))
