@@ -18,6 +18,21 @@ c.CourseDirectory.autograded_directory = "work/autograded"
 c.CourseDirectory.feedback_directory = "work/feedback"
 c.CourseDirectory.solution_directory = "work/solution"
 c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
+# Every way to autograde (python -m grader autograde, the Formgrader's Autograde buttons, `nbgrader autograde` in the
+# course folder) runs nbgrader's steps with two of the grader's: the cells run in the grading sandbox, and after
+# SaveAutoGrades each graded test cell's points come from the trusted check (see grader/nbgrader_steps.py).
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # nbgrader's own commands import those steps from the course
+c.Autograde.autograde_preprocessors = [
+    "grader.nbgrader_steps.CourseExecute",  # in place of nbgrader.preprocessors.Execute
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "grader.nbgrader_steps.TrustedCheck",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 # The cell time limit of nbgrader's own commands and of `grader validate`/`check` (autograde has --timeout).
 c.Execute.timeout = 300
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
