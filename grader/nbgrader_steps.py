@@ -76,7 +76,7 @@ class TrustedCheck(NbGraderPreprocessor):
             return nb, resources  # the notebook's own points stand (grader.autograde warns once per run)
         verdict = self._verdict(nb, ids["assignment"], resources.get("unique_key", ""))
         with Gradebook(ids["db_url"]) as gradebook:
-            reasons = record_verdict(gradebook, verdict, ids["notebook"], ids["assignment"], ids["student"])
+            reasons = _record_verdict(gradebook, verdict, ids["notebook"], ids["assignment"], ids["student"])
             _comment(gradebook, nb, reasons, ids)
         for _, cell, meta in nbgrader_cells(nb):
             if meta.get("grade_id") in reasons:
@@ -103,7 +103,7 @@ class TrustedCheck(NbGraderPreprocessor):
             return Verdict(dict.fromkeys(tests, 0.0), dict.fromkeys(tests, reason))
 
 
-def record_verdict(gradebook: Gradebook, verdict: Verdict, notebook: str, assignment: str, student: str) -> dict:
+def _record_verdict(gradebook: Gradebook, verdict: Verdict, notebook: str, assignment: str, student: str) -> dict:
     """Store the trusted points; return {grade_id: reason} for each cell where the notebook's tests said otherwise,
     and set nbgrader's flag on the submitted notebook if there is any (a flag set before is never cleared here)."""
     reasons = {}
