@@ -49,7 +49,10 @@ def test_releases_carry_the_language_info_the_kernel_writes() -> None:
         manager.shutdown_kernel(now=True)
     language_info = reply["content"]["language_info"]
     for path in RELEASES:
-        assert nbformat.read(REPO / "exercises" / path, 4).metadata.language_info == language_info, path
+        released = nbformat.read(REPO / "exercises" / path, 4).metadata.language_info
+        assert released == language_info, (
+            f"{path} carries {released}, the kernel reports {language_info}: set it in solutions/, then release"
+        )
 
 
 def test_the_sample_class_comes_from_solutions_not_from_exercises(
