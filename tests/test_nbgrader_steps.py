@@ -1,6 +1,6 @@
 """Every way to autograde grades the same way: nbgrader's own `autograde`, typed in the course folder after
 `python -m grader autograde`, runs the grader's sandboxed execute and trusted-check steps, so a faked-type cheat
-keeps its trusted 0 points, nbgrader's flag and the reason on each affected cell."""
+keeps its trusted 0 points, nbgrader's flag and the reason on each affected cell, in the feedback too."""
 
 from __future__ import annotations
 
@@ -108,3 +108,12 @@ def test_nbgrader_autograde_typed_in_the_course_keeps_the_trusted_grade(tmp_path
     assert typed.returncode == 0, typed.stdout + typed.stderr
     assert recorded(work, student) == by_grader
     assert set(flag_notes(work, student)) == set(CLASSIFY_TESTS)
+
+
+    feedback = grader_process("feedback", "--work", str(work))
+    assert feedback.returncode == 0, feedback.stderr
+    [page] = (work / "feedback" / student / ASSIGNMENT).glob("*.html")
+    html = page.read_text(encoding="utf-8")
+    for grade_id in CLASSIFY_TESTS:  # the comment on the answer, and the note under each flagged test cell
+        assert html.count(f", {grade_id}: the notebook") == 1, grade_id
+    assert html.count("trusted check: the notebook") == len(CLASSIFY_TESTS)
