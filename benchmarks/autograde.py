@@ -23,6 +23,8 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPOSITORY))
 
+from nbgrader.converters import Autograde  # noqa: E402
+
 from grader.course import default_db_url  # noqa: E402
 from grader.gradebook import cell_scores  # noqa: E402
 from grader.sample_class import write_class  # noqa: E402
@@ -56,9 +58,12 @@ def run_stock(assignment: str, work: Path) -> float:
         check=True,
         capture_output=True,
     )
+    # nbgrader's own steps: the course configuration names the grader's sandboxed ones (grader/nbgrader_steps.py).
+    stock = Autograde.class_traits()["autograde_preprocessors"].default()
+    steps = [f"--Autograde.autograde_preprocessors={step.__module__}.{step.__name__}" for step in stock]
     started = time.perf_counter()
     subprocess.run(
-        [*nbgrader, "autograde", assignment, "--force", *settings],
+        [*nbgrader, "autograde", assignment, "--force", *settings, *steps],
         cwd=REPOSITORY,
         env=env,
         check=True,

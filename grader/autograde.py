@@ -29,14 +29,12 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import BaseConverter
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import Execute
-from traitlets import default
+from traitlets.utils.importstring import import_item
 
 from grader.course import (
     CourseError,
     assignment_names,
     default_db_url,
-    exercises,
     nbgrader_config,
     relative,
     solutions,
@@ -45,14 +43,14 @@ from grader.escaping import printable
 from grader.execute import nbgrader_environment
 from grader.gradebook import submission_totals
 from grader.nbgrader_setup import ready_nbgrader
+from grader.nbgrader_steps import TRUSTED, CourseExecute, TrustedCheck
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
 from grader.sandboxed_execute import RUN, SandboxedExecute, sandbox_in_use
-from grader.sanitize import SanitizeSubmission
 from grader.tables import format_table
 from grader.tampering import tampering
-from grader.trusted import TrustedChecker, Verdict, has_trusted_check
+from grader.trusted import TrustedChecker, has_trusted_check
 
 GRADEBOOK = threading.Lock()
 ATTEMPTS = 3  # tries per submission when the sandbox itself fails (restarted in between)
@@ -136,10 +134,11 @@ def autograde(
         running.prepare(_course_cells(assignment))
         checking = pool.submit(_trusted_checker, assignment, running)  # the solution's observations, meanwhile:
         with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
-            # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
+            # Recording the assignment stores each graded cell, hidden tests included, in the gradebook; what it
+            # generates (not exercises/, which may have been edited) is what submissions are compared with.
             generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
+            released = {p.name: read_notebook(p) for p in sorted((Path(scratch) / assignment).glob("*.ipynb"))}
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-        released = {path.name: read_notebook(path) for path in sorted((exercises() / assignment).glob("*.ipynb"))}
         checker = checking.result()
 
         def grade(student: str, print_: str) -> Future:
@@ -227,7 +226,7 @@ def _grade(
         return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
     db_url = config.CourseDirectory.db_url
     flags = _tampered(submitted, released)
-    TRUSTED.checker, TRUSTED.verdicts = checker, {}
+    TRUSTED.checker, TRUSTED.verdicts, TRUSTED.flags = checker, {}, []
     with GRADEBOOK:
         converter = ConcurrentAutograde(coursedir=CourseDirectory(config=config), config=config)
         converter.coursedir.assignment_id = assignment
@@ -250,42 +249,21 @@ def _grade(
     if RUN.failure is not None:
         raise RUN.failure
     errors = [RUN.problem] if RUN.problem else []
-    if checker:
-        flags += _apply_trusted_check(checker, config, student, TRUSTED.verdicts)
+    flags += TRUSTED.flags  # raised by the TrustedCheck step (grader.nbgrader_steps) while nbgrader graded it
+    if flags:
+        with GRADEBOOK:
+            _flag(db_url, assignment, student)
     score, max_score = _recorded_total(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
     return Outcome(student, assignment, status, score, max_score, fingerprint)
 
 
-def _apply_trusted_check(checker: TrustedChecker, config, student: str, verdicts: dict[str, Future]) -> list[str]:
-    """Record the trusted points wherever the notebook's own tests gave others; one flag per such cell.
-
-    `verdicts`: the checks already under way, per notebook name; any other notebook is checked here.
-    """
-    assignment = checker.assignment
-    autograded = Path(config.CourseDirectory.autograded_directory) / student / assignment
-    flags = []
-    for path in sorted(autograded.glob("*.ipynb")):
-        try:
-            pending = verdicts.get(path.stem)
-            verdict = pending.result() if pending else checker.check(checker.code_to_run(read_notebook(path)))
-        except SandboxFailure:
-            raise
-        except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
-            reason = f"the trusted check failed ({type(error).__name__})"
-            verdict = Verdict(dict.fromkeys(checker.test_points, 0.0), dict.fromkeys(checker.test_points, reason))
-        with GRADEBOOK, Gradebook(config.CourseDirectory.db_url) as gradebook:
-            for grade_id, trusted in verdict.points.items():
-                grade = gradebook.find_grade(grade_id, path.stem, assignment, student)
-                notebook_said = float(grade.auto_score or 0.0)
-                if notebook_said != trusted:
-                    why = f" ({verdict.reasons[grade_id]})" if grade_id in verdict.reasons else ""
-                    flags.append(
-                        f"{grade_id}: the notebook's tests gave {notebook_said:g}, the trusted check {trusted:g}{why}"
-                    )
-                grade.auto_score = trusted
-            gradebook.db.commit()
-    return flags
+def _flag(db_url: str, assignment: str, student: str) -> None:
+    """Set nbgrader's flag on every notebook of a submission (the Formgrader's "Flagged?" column)."""
+    with Gradebook(db_url) as gradebook:
+        for notebook in gradebook.find_submission(assignment, student).notebooks:
+            notebook.flagged = True
+        gradebook.db.commit()
 
 
 def _award_nothing(db_url: str, assignment: str, student: str) -> None:
@@ -411,13 +389,18 @@ def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Itera
 
 
 class ConcurrentAutograde(Autograde):
-    """nbgrader's Autograde for one submission among several graded at once, in the sandbox."""
+    """nbgrader's Autograde for one submission among several graded at once, in the sandbox.
 
-    @default("autograde_preprocessors")
-    def _sandboxed_preprocessors(self) -> list:
-        stock = Autograde.class_traits()["autograde_preprocessors"].default()
-        # Last: the autograded notebook, which the Formgrader shows the instructor, carries no submitted script.
-        return [ConcurrentExecute if step is Execute else step for step in stock] + [SanitizeSubmission]
+    The course configuration's steps (grader.nbgrader_steps) are used, with the Execute step in its concurrent form.
+    """
+
+    def _init_preprocessors(self) -> None:
+        steps = [import_item(step) if isinstance(step, str) else step for step in self.autograde_preprocessors]
+        steps = [ConcurrentExecute if step is CourseExecute else step for step in steps]
+        if ConcurrentExecute not in steps or TrustedCheck not in steps:
+            raise CourseError("nbgrader_config.py: Autograde.autograde_preprocessors lacks the grader's steps")
+        self.autograde_preprocessors = steps
+        super()._init_preprocessors()
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         # nbgrader's version wraps the second pass in utils.setenv(NBGRADER_EXECUTION="autograde"), whose restore
@@ -433,16 +416,6 @@ class ConcurrentAutograde(Autograde):
             BaseConverter.convert_single_notebook(self, graded)
         finally:
             self._sanitizing = True
-
-
-class TrustedCheckOfThisThread(threading.local):
-    """The trusted check of the submission this thread grades, and its verdicts per notebook once started."""
-
-    checker: TrustedChecker | None = None
-    verdicts: dict[str, Future]  # set by _grade, with checker
-
-
-TRUSTED = TrustedCheckOfThisThread()
 
 
 class ConcurrentExecute(SandboxedExecute):

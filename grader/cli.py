@@ -60,6 +60,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     check.set_defaults(run=_check)
 
+    workspace = commands.add_parser(
+        "workspace", help="copy new exercises into the students' workspace/ (never overwrites their work)"
+    )
+    workspace.set_defaults(run=_workspace)
+
     demo = commands.add_parser("demo", help="grade a sample class end to end in work/demo/")
     demo.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
     demo.set_defaults(run=_demo)
@@ -153,9 +158,18 @@ def _report(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from grader.check import check, check_table
 
-    scores = check(args.notebook)
-    print(check_table(scores))
-    return 0 if all(score.passed for score in scores) else 1
+    checked = check(args.notebook)
+    print(check_table(checked))
+    return 0 if checked.passed else 1
+
+
+def _workspace(args: argparse.Namespace) -> int:
+    from grader.workspace import fill_workspace, workspace
+
+    for path in fill_workspace():
+        print(f"workspace: new {relative(path)}")
+    print(f"workspace: your exercises are in {relative(workspace())}/ (files already there are never overwritten)")
+    return 0
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from nbformat import NotebookNode
 from traitlets.config import Config
 
 from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative, solutions
@@ -42,6 +43,13 @@ def generate(assignment: str, config: Config) -> None:
         raise CourseError(
             f"{relative(solutions() / assignment)}: nbgrader generate_assignment failed: {error}"
         ) from None
+
+
+def fresh_release(assignment: str) -> dict[str, NotebookNode]:
+    """What solutions/ generates for an assignment's release, by notebook name; exercises/ and work/ untouched."""
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+        generate(assignment, nbgrader_config(work_dir=Path(scratch) / "work", release=Path(scratch) / "release"))
+        return {p.name: read_notebook(p) for p in sorted((Path(scratch) / "release" / assignment).glob("*.ipynb"))}
 
 
 def release(assignments: list[str]) -> list[str]:
