@@ -345,10 +345,13 @@ def _recorded_total(db_url: str, assignment: str, student: str) -> tuple[float, 
 
 
 def fingerprint(folder: Path) -> str:
-    """A digest of the files of a submission folder (symbolic links, which are never graded, left out)."""
+    """A digest of the files of a submission folder (symbolic links, which are never graded, left out), read in
+    chunks, with the names' bytes as the file system has them."""
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(os.fsencode(path.relative_to(folder)) + b"\0")
+        with path.open("rb") as file:
+            digest.update(hashlib.file_digest(file, "sha256").digest())
     return digest.hexdigest()
 
 

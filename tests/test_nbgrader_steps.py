@@ -5,6 +5,7 @@ keeps its trusted 0 points, nbgrader's flag and the reason on each affected cell
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,7 +58,8 @@ def flag_notes(work: Path, student: str) -> dict[str, str]:
 
 
 def test_the_course_configuration_names_the_graders_steps() -> None:
-    """The stock steps, with the sandboxed Execute in place of nbgrader's and the trusted check after SaveAutoGrades."""
+    """The stock steps, with the sandboxed Execute in place of nbgrader's, the trusted check after SaveAutoGrades, and
+    the submitted script removed last."""
     stock = [
         f"{step.__module__.split('.')[0]}.preprocessors.{step.__name__}"
         for step in Autograde.class_traits()["autograde_preprocessors"].default()
@@ -67,7 +69,7 @@ def test_the_course_configuration_names_the_graders_steps() -> None:
     expected.insert(
         expected.index("nbgrader.preprocessors.SaveAutoGrades") + 1, f"grader.nbgrader_steps.{TrustedCheck.__name__}"
     )
-    assert configured == expected
+    assert configured == [*expected, "grader.sanitize.SanitizeSubmission"]
 
 
 def test_nbgrader_autograde_typed_in_the_course_keeps_the_trusted_grade(tmp_path: Path) -> None:
@@ -115,4 +117,6 @@ def test_nbgrader_autograde_typed_in_the_course_keeps_the_trusted_grade(tmp_path
     html = page.read_text(encoding="utf-8")
     for grade_id in CLASSIFY_TESTS:  # the comment on the answer, and the note under each flagged test cell
         assert html.count(f", {grade_id}: the notebook") == 1, grade_id
-    assert html.count("trusted check: the notebook") == len(CLASSIFY_TESTS)
+    results = re.findall(r'<div class="feedback-result">.*?</div>', html, re.S)
+    flagged = [block for block in results if "trusted check: the notebook" in block]
+    assert len(flagged) == len(CLASSIFY_TESTS), "each flagged cell's result line gives the grader's reason"
