@@ -36,8 +36,12 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check grader tests
 
-# Re-run every chapter top to bottom in the pinned environment and store its outputs.
+# Re-run every chapter top to bottom in the pinned environment and store its outputs. Consecutive stream outputs
+# are merged after execution, so a line is never split between two outputs (it renders the same everywhere).
 outputs: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
+	  --NotebookExporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor \
+	  --CoalesceStreamsPreprocessor.enabled=True \
 	  $(or $(NB),chapters/*.ipynb)
+	$(BIN)/python scripts/collapse_predictions.py $(or $(NB),chapters/*.ipynb)
