@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -36,9 +37,26 @@ def server_binaries() -> Path:
     pytest.skip(f"{missing}: PostgreSQL gradebook tests skipped")
 
 
+@dataclass(frozen=True)
+class Postgres:
+    """A running server: make a database on it, get its SQLAlchemy URL."""
+
+    binaries: Path
+    port: int
+
+    def new_database(self, name: str) -> str:
+        """An empty database `name`; its URL (`postgresql://`, SQLAlchemy's psycopg driver)."""
+        subprocess.run(
+            [self.binaries / "createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "grader", name],
+            check=True,
+            capture_output=True,
+        )
+        return f"postgresql://grader@127.0.0.1:{self.port}/{name}"
+
+
 @contextmanager
-def running_postgres(database: str = "gradebook") -> Iterator[str]:
-    """A fresh server in a temporary folder, listening on 127.0.0.1 only, with one empty database; its URL.
+def running_postgres() -> Iterator[Postgres]:
+    """A fresh server in a temporary folder, listening on 127.0.0.1 only, its only role `grader` (trusted).
 
     The server is stopped (a fast shutdown, by its PID) and its folder removed when the block ends.
     """
@@ -65,12 +83,7 @@ def running_postgres(database: str = "gradebook") -> Iterator[str]:
         )
         try:
             _wait_until_ready(binaries, port, server, folder)
-            subprocess.run(
-                [binaries / "createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "grader", database],
-                check=True,
-                capture_output=True,
-            )
-            yield f"postgresql://grader@127.0.0.1:{port}/{database}"
+            yield Postgres(binaries, port)
         finally:
             server.send_signal(signal.SIGINT)  # fast shutdown: open sessions are ended, the data folder is consistent
             server.wait(timeout=60)
