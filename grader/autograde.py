@@ -31,6 +31,7 @@ from nbgrader.converters.base import BaseConverter
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import default
+from traitlets.config import Config
 
 from grader.course import (
     CourseError,
@@ -133,14 +134,7 @@ def autograde(
     workers = worker_count(workers)
     # The sandbox's warm server imports torch while the assignment is recorded.
     with _grading_run(work_dir, workers, sandbox) as running, ThreadPoolExecutor(workers) as pool:
-        running.prepare(_course_cells(assignment))
-        checking = pool.submit(_trusted_checker, assignment, running)  # the solution's observations, meanwhile:
-        with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
-            # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
-            generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
-        config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-        released = {path.name: read_notebook(path) for path in sorted((exercises() / assignment).glob("*.ipynb"))}
-        checker = checking.result()
+        config, released, checker = prepare(assignment, work_dir, db_url, running, pool)
 
         def grade(student: str, print_: str) -> Future:
             return pool.submit(_grade, assignment, student, print_, config, checker, released)
@@ -163,6 +157,25 @@ def autograde(
                 if on_outcome:
                     on_outcome(outcome)
     return [outcomes[student] for student in plan.students]
+
+
+def prepare(
+    assignment: str, work_dir: Path, db_url: str | None, running: Sandbox, pool: ThreadPoolExecutor
+) -> tuple[Config, dict[str, NotebookNode], TrustedChecker | None]:
+    """Ready to grade `assignment` in `running`: its cells transformed, it recorded in the gradebook, the solution's
+    trusted observations made (in `pool`, meanwhile). The nbgrader settings, the released notebooks by file name
+    (read once for the run), and the trusted checker (None without a trusted check)."""
+    running.prepare(_course_cells(assignment))
+    checking = pool.submit(_trusted_checker, assignment, running)
+    record_assignment(assignment, work_dir, db_url)
+    released = {path.name: read_notebook(path) for path in sorted((exercises() / assignment).glob("*.ipynb"))}
+    return nbgrader_config(work_dir=work_dir, db_url=db_url), released, checking.result()
+
+
+def record_assignment(assignment: str, work_dir: Path, db_url: str | None = None) -> None:
+    """Record the assignment in the gradebook: each graded cell, hidden tests included (nbgrader generate)."""
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+        generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
 
 
 def _outcome_of(future: Future, assignment: str, student: str, print_: str, config) -> tuple[Outcome, bool]:

@@ -1,0 +1,125 @@
+"""`autograde --scheduler` on a real dask.distributed LocalCluster (two worker processes over loopback) into a real
+PostgreSQL gradebook: the same per-cell scores and statuses as a local run, and a worker killed mid-run costs
+nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+
+from grader.course import default_db_url
+from grader.gradebook import cell_scores
+from grader.nbgrader_setup import ready_nbgrader
+from grader.sample_class import write_class
+from tests.conftest import REPO, grader_process
+from tests.postgres_server import Postgres
+
+ASSIGNMENT = "ex01_slots"
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    """A LocalCluster of two single-threaded worker processes (each restarted by its nanny if it dies)."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
+def sample_class(folder: Path, size: int) -> dict[str, dict[str, float]]:
+    expected = write_class(ASSIGNMENT, folder)
+    for student in sorted(expected)[size:]:
+        shutil.rmtree(folder / student)
+        del expected[student]
+    return expected
+
+
+def summary(stdout: str) -> list[str]:
+    """The summary table a run ends with."""
+    return [line for line in stdout.splitlines() if line.strip()]
+
+
+def test_the_cluster_grades_exactly_as_a_local_run(scheduler: str, postgres: Postgres, tmp_path: Path) -> None:
+    sample_class(tmp_path / "in", 5)
+    broken = tmp_path / "in" / "zz_broken" / ASSIGNMENT
+    broken.mkdir(parents=True)
+    (broken / f"{ASSIGNMENT}.ipynb").write_text('{"cells": [')
+    local_work, cluster_work = tmp_path / "local", tmp_path / "cluster"
+    local = subprocess.run(  # `-X importtime` lists every module the local run imports
+        [sys.executable, "-X", "importtime", "-m", "grader", "autograde", str(tmp_path / "in")]
+        + ["--work", str(local_work), "--workers", "2"],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+    )
+    assert local.returncode == 0, local.stderr
+    imported = {line.split("|")[-1].strip() for line in local.stderr.splitlines() if line.startswith("import time:")}
+    assert "grader.autograde" in imported and not {"dask", "distributed"} & imported
+
+    url = postgres.new_database("cluster")
+    on_cluster = grader_process(
+        "autograde", str(tmp_path / "in"), "--work", str(cluster_work), "--db", url, "--scheduler", scheduler
+    )
+    assert on_cluster.returncode == 0, on_cluster.stderr
+    assert summary(on_cluster.stdout) == summary(local.stdout)
+    assert "zz_broken" in on_cluster.stdout and "error: not valid JSON" in on_cluster.stdout
+    assert cell_scores(url) == cell_scores(default_db_url(local_work))
+    autograded = [sorted(p.relative_to(w) for p in w.glob("autograded/**/*.ipynb")) for w in (local_work, cluster_work)]
+    assert autograded[0] == autograded[1] and len(autograded[0]) == 5
+    again = grader_process(
+        "autograde", str(tmp_path / "in"), "--work", str(cluster_work), "--db", url, "--scheduler", scheduler
+    )
+    assert f"{ASSIGNMENT}: 5 submission(s) already graded with the same files" in again.stderr
+
+
+def test_a_worker_killed_mid_run_costs_nothing(scheduler: str, postgres: Postgres, tmp_path: Path) -> None:
+    from distributed import Client
+
+    expected = sample_class(tmp_path / "in", 8)
+    url, work = postgres.new_database("killed"), tmp_path / "work"
+    ledger = work / "grading_status" / ASSIGNMENT
+    run = subprocess.Popen(
+        [sys.executable, "-m", "grader", "autograde", str(tmp_path / "in")]
+        + ["--work", str(work), "--db", url, "--scheduler", scheduler],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with Client(scheduler) as client:
+        deadline = time.monotonic() + 300
+        while True:  # a worker in the middle of a submission, after the first results are in
+            assert run.poll() is None, "the run ended before a worker could be killed"
+            assert time.monotonic() < deadline, "no submission was graded within 300 s"
+            busy = [worker for worker, keys in client.processing().items() if keys]
+            if busy and len(list(ledger.glob("*.json"))) >= 2:
+                break
+            time.sleep(0.1)
+        victim = busy[0]
+        os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
+        stdout, stderr = run.communicate(timeout=600)
+        client.wait_for_workers(2, timeout=120)  # its nanny starts a new one: the cluster is whole again
+    assert run.returncode == 0, stderr
+    assert stdout.splitlines()[-1] == f"graded {len(expected)} submission(s), 0 with errors, 0 flagged"
+    assert f"{ASSIGNMENT} [{'#' * 30}] {len(expected)}/{len(expected)} " in stderr  # each recorded once
+    assert {student: cells[ASSIGNMENT] for student, cells in cell_scores(url).items()} == expected
+    assert sorted(p.stem for p in ledger.glob("*.json")) == sorted(expected)
+    ready_nbgrader()
+    with Gradebook(url) as gradebook:
+        submissions = gradebook.assignment_submissions(ASSIGNMENT)
+        assert sorted(s.student.id for s in submissions) == sorted(expected)
+        cells = sum(len(notebook.grades) for s in submissions for notebook in s.notebooks)
+        assert cells == sum(len(points) for points in expected.values())
