@@ -109,9 +109,15 @@ def test_a_worker_killed_mid_run_costs_nothing(scheduler: str, postgres: Postgre
                 break
             time.sleep(0.1)
         victim = busy[0]
+        cut_short = client.processing()[victim]
         os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
         stdout, stderr = run.communicate(timeout=600)
         client.wait_for_workers(2, timeout=120)  # its nanny starts a new one: the cluster is whole again
+        for key in cut_short:  # the scheduler took each of its submissions back, and it was graded again
+            moves = [(event[2], event[3], event[5]) for event in client.story(key) if event[0] == "scheduler"]
+            lost = [i for i, (start, _, why) in enumerate(moves) if start == "processing" and "worker-cleanup" in why]
+            assert lost, moves
+            assert [move[:2] for move in moves[lost[0] :]].count(("processing", "memory")) == 1, moves
     assert run.returncode == 0, stderr
     assert stdout.splitlines()[-1] == f"graded {len(expected)} submission(s), 0 with errors, 0 flagged"
     assert f"{ASSIGNMENT} [{'#' * 30}] {len(expected)}/{len(expected)} " in stderr  # each recorded once
