@@ -1,5 +1,6 @@
 """nbgrader settings for this course: the repository root is the course directory."""
 
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,7 +15,9 @@ c.CourseDirectory.submitted_directory = "work/submitted"
 c.CourseDirectory.autograded_directory = "work/autograded"
 c.CourseDirectory.feedback_directory = "work/feedback"
 c.CourseDirectory.solution_directory = "work/solution"
-c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
+# The gradebook the Formgrader and nbgrader's own commands use: GRADER_DB_URL (a PostgreSQL gradebook shared by a
+# teaching team, say) or the SQLite file of work/. `python -m grader` takes it as --db.
+c.CourseDirectory.db_url = os.environ.get("GRADER_DB_URL") or f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
 # The cell time limit of nbgrader's own commands and of `grader validate`/`check` (autograde has --timeout).
 c.Execute.timeout = 300
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
