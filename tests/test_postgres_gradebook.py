@@ -1,5 +1,6 @@
 """A PostgreSQL gradebook, on a real server (tests.postgres_server): autograde, resume, feedback and report with
-`--db postgresql://...`, and a teaching assistant grading by hand in a second process while autograde runs."""
+`--db postgresql://...`, the Formgrader on the same gradebook, and a teaching assistant grading by hand in a second
+process while autograde runs."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from nbgrader.api import Gradebook
 
 from grader.gradebook import cell_scores
 from grader.nbgrader_setup import ready_nbgrader
 from grader.sample_class import write_class
 from tests.conftest import REPO, grader_process
+from tests.e2e.lab_server import running_lab
 from tests.postgres_server import Postgres
 
 ASSIGNMENT = "ex01_slots"
@@ -31,7 +34,9 @@ def small_class(folder: Path, size: int) -> dict[str, dict[str, float]]:
     return expected
 
 
-def test_autograde_resume_feedback_and_report_on_postgres(postgres: Postgres, tmp_path: Path) -> None:
+def test_autograde_resume_feedback_report_and_formgrader_on_postgres(
+    postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = postgres.new_database("course")
     expected = small_class(tmp_path / "in", 5)
     first = sorted(expected)[:3]
@@ -62,6 +67,22 @@ def test_autograde_resume_feedback_and_report_on_postgres(postgres: Postgres, tm
         student: sum(cells.values()) for student, cells in expected.items()
     }
     assert {row["status"] for row in rows.values()} == {"ok"}
+
+    # The Formgrader (`make lab` with GRADER_DB_URL) reads the same gradebook, and a score given there lands in it.
+    monkeypatch.setenv("GRADER_DB_URL", url)
+    (tmp_path / "runtime").mkdir()
+    with running_lab(tmp_path / "runtime") as lab:
+        listed = lab.json(f"/formgrader/api/submissions/{ASSIGNMENT}")
+        assert {s["student"]: s["score"] for s in listed} == {s: sum(c.values()) for s, c in expected.items()}
+        student = first[0]
+        ready_nbgrader()
+        with Gradebook(url) as gradebook:
+            grade = gradebook.find_submission(ASSIGNMENT, student).notebooks[0].grades[0]
+            grade_id, name = grade.id, grade.name
+        assert lab.json(f"/formgrader/api/grade/{grade_id}")["auto_score"] == expected[student][name]
+        status, _ = lab.request(f"/formgrader/api/grade/{grade_id}", "PUT", {"manual_score": 0.5})
+        assert status == 200
+    assert cell_scores(url)[student][ASSIGNMENT][name] == 0.5
 
 
 def test_manual_grades_written_while_autograde_runs_are_all_kept(postgres: Postgres, tmp_path: Path) -> None:
