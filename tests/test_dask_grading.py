@@ -20,7 +20,7 @@ from grader.course import default_db_url
 from grader.gradebook import cell_scores
 from grader.nbgrader_setup import ready_nbgrader
 from grader.sample_class import write_class
-from tests.conftest import REPO, grader_process
+from tests.conftest import REPO, grader
 from tests.postgres_server import Postgres
 
 ASSIGNMENT = "ex01_slots"
@@ -69,7 +69,7 @@ def test_the_cluster_grades_exactly_as_a_local_run(scheduler: str, postgres: Pos
     assert "grader.autograde" in imported and not {"dask", "distributed"} & imported
 
     url = postgres.new_database("cluster")
-    on_cluster = grader_process(
+    on_cluster = grader(
         "autograde", str(tmp_path / "in"), "--work", str(cluster_work), "--db", url, "--scheduler", scheduler
     )
     assert on_cluster.returncode == 0, on_cluster.stderr
@@ -78,7 +78,7 @@ def test_the_cluster_grades_exactly_as_a_local_run(scheduler: str, postgres: Pos
     assert cell_scores(url) == cell_scores(default_db_url(local_work))
     autograded = [sorted(p.relative_to(w) for p in w.glob("autograded/**/*.ipynb")) for w in (local_work, cluster_work)]
     assert autograded[0] == autograded[1] and len(autograded[0]) == 5
-    again = grader_process(
+    again = grader(
         "autograde", str(tmp_path / "in"), "--work", str(cluster_work), "--db", url, "--scheduler", scheduler
     )
     assert f"{ASSIGNMENT}: 5 submission(s) already graded with the same files" in again.stderr

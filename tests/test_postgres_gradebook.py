@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook
 from grader.gradebook import cell_scores
 from grader.nbgrader_setup import ready_nbgrader
 from grader.sample_class import write_class
-from tests.conftest import REPO, grader_process
+from tests.conftest import REPO, grader, grader_process
 from tests.e2e.lab_server import running_lab
 from tests.postgres_server import Postgres
 
@@ -45,7 +45,7 @@ def test_autograde_resume_feedback_report_and_formgrader_on_postgres(
         shutil.copytree(tmp_path / "in" / student, early / student)
     work = tmp_path / "work"
     options = ("--work", str(work), "--db", url, "--workers", "2")
-    run = grader_process("autograde", str(early), *options)
+    run = grader("autograde", str(early), *options)
     assert run.returncode == 0, run.stderr
     run = grader_process("autograde", str(tmp_path / "in"), *options)
     assert run.returncode == 0, run.stderr
@@ -55,12 +55,12 @@ def test_autograde_resume_feedback_report_and_formgrader_on_postgres(
     assert not (work / "gradebook.db").exists(), "nothing may go to the default SQLite gradebook"
     assert {student: cells[ASSIGNMENT] for student, cells in cell_scores(url).items()} == expected
 
-    run = grader_process("feedback", "--work", str(work), "--db", url)
+    run = grader("feedback", "--work", str(work), "--db", url)
     assert run.returncode == 0, run.stderr
     pages = sorted(work.glob(f"feedback/*/{ASSIGNMENT}/*.html"))
     assert sorted(page.parent.parent.name for page in pages) == sorted(expected)
 
-    run = grader_process("report", "--work", str(work), "--db", url, "--out", str(tmp_path / "report"))
+    run = grader("report", "--work", str(work), "--db", url, "--out", str(tmp_path / "report"))
     assert run.returncode == 0, run.stderr
     rows = {row["student"]: row for row in csv.DictReader((tmp_path / "report" / "grades.csv").open())}
     assert {student: float(row["score"]) for student, row in rows.items()} == {
@@ -94,7 +94,7 @@ def test_manual_grades_written_while_autograde_runs_are_all_kept(postgres: Postg
         shutil.copytree(tmp_path / "in" / student, early / student)
     work = tmp_path / "work"
     options = ("--work", str(work), "--db", url, "--workers", "2")
-    assert grader_process("autograde", str(early), *options).returncode == 0
+    assert grader("autograde", str(early), *options).returncode == 0
 
     stop, result = tmp_path / "stop", tmp_path / "manual.json"
     assistant = subprocess.Popen(
@@ -103,7 +103,7 @@ def test_manual_grades_written_while_autograde_runs_are_all_kept(postgres: Postg
         env=dict(os.environ, PYTHONPATH=str(REPO)),
     )
     try:
-        run = grader_process("autograde", str(tmp_path / "in"), *options)
+        run = grader("autograde", str(tmp_path / "in"), *options)
     finally:
         stop.touch()
         assistant.wait(timeout=120)
