@@ -76,8 +76,12 @@ def test_the_cluster_grades_exactly_as_a_local_run(scheduler: str, postgres: Pos
     assert summary(on_cluster.stdout) == summary(local.stdout)
     assert "zz_broken" in on_cluster.stdout and "error: not valid JSON" in on_cluster.stdout
     assert cell_scores(url) == cell_scores(default_db_url(local_work))
-    autograded = [sorted(p.relative_to(w) for p in w.glob("autograded/**/*.ipynb")) for w in (local_work, cluster_work)]
-    assert autograded[0] == autograded[1] and len(autograded[0]) == 5
+    local_files, cluster_files = (
+        {p.relative_to(w): p.read_bytes() for p in (w / "autograded").rglob("*") if p.is_file()}
+        for w in (local_work, cluster_work)
+    )
+    assert len([p for p in local_files if p.suffix == ".ipynb"]) == 5
+    assert cluster_files == local_files, "the autograded notebooks the Formgrader shows must be the same, byte for byte"
     again = grader(
         "autograde", str(tmp_path / "in"), "--work", str(cluster_work), "--db", url, "--scheduler", scheduler
     )
