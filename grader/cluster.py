@@ -9,6 +9,7 @@ once, as it arrives. Only this path imports Dask.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -22,15 +23,23 @@ from traitlets.config import Config
 
 from grader.autograde import Ledger, Outcome, Plan, _award_nothing, _outcome_of, record_assignment
 from grader.cluster_worker import Graded, Submission, WarmSandbox, course_digest, grade_submission
-from grader.course import nbgrader_config
+from grader.course import CourseError, nbgrader_config
 from grader.nbgrader_setup import ready_nbgrader
 from grader.sandbox import Limits
+
+# Submissions sent ahead of their results. Their files wait in the scheduler's memory, so not the whole class at
+# once; one coordinator feeds a few dozen worker cores (see benchmarks/cluster.py), far fewer than this keeps busy.
+IN_FLIGHT = 256
 
 
 @contextmanager
 def cluster(scheduler: str, limits: Limits) -> Iterator[Client]:
     """A client of the scheduler at `scheduler`; each of its workers, now or later, keeps a warm sandbox."""
-    with Client(scheduler) as client:
+    try:
+        client = Client(scheduler)
+    except (OSError, ValueError) as error:
+        raise CourseError(f"{scheduler}: no Dask scheduler answers there ({error})") from error
+    with client:
         client.register_plugin(WarmSandbox(limits))
         yield client
 
@@ -51,12 +60,20 @@ def autograde_on_cluster(
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
         ledger = Ledger(work_dir / "grading_status" / assignment)
         digest = course_digest(assignment)
-        waiting = {}
-        for student, print_ in plan.pending:
-            files = Submission.read(work_dir / "submitted" / student / assignment)
-            key = f"grade-{assignment}-{student}-{print_[:16]}"
-            waiting[client.submit(grade_submission, assignment, student, print_, files, digest, key=key)] = student
-        for future in as_completed(waiting):
+        waiting, finished = {}, as_completed()
+        ahead = iter(plan.pending)
+
+        def send(count: int) -> None:
+            for student, print_ in itertools.islice(ahead, count):
+                files = Submission.read(work_dir / "submitted" / student / assignment)
+                key = f"grade-{assignment}-{student}-{print_[:16]}"
+                future = client.submit(grade_submission, assignment, student, print_, files, digest, key=key)
+                waiting[future] = student
+                finished.add(future)
+
+        send(IN_FLIGHT)
+        for future in finished:
+            send(1)
             student = waiting.pop(future)
             graded = _result(future, assignment, student, config)
             future.release()  # its result lives on a worker: let it go, so a lost worker never recomputes it

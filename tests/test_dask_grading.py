@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -50,7 +51,9 @@ def summary(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.strip()]
 
 
-def test_the_cluster_grades_exactly_as_a_local_run(scheduler: str, postgres: Postgres, tmp_path: Path) -> None:
+def test_the_cluster_grades_exactly_as_a_local_run(
+    scheduler: str, postgres: Postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sample_class(tmp_path / "in", 5)
     broken = tmp_path / "in" / "zz_broken" / ASSIGNMENT
     broken.mkdir(parents=True)
@@ -69,6 +72,7 @@ def test_the_cluster_grades_exactly_as_a_local_run(scheduler: str, postgres: Pos
     assert "grader.autograde" in imported and not {"dask", "distributed"} & imported
 
     url = postgres.new_database("cluster")
+    monkeypatch.setattr("grader.cluster.IN_FLIGHT", 2)  # sent two at a time, the next as each result comes in
     on_cluster = grader(
         "autograde", str(tmp_path / "in"), "--work", str(cluster_work), "--db", url, "--scheduler", scheduler
     )
@@ -133,3 +137,16 @@ def test_a_worker_killed_mid_run_costs_nothing(scheduler: str, postgres: Postgre
         assert sorted(s.student.id for s in submissions) == sorted(expected)
         cells = sum(len(notebook.grades) for s in submissions for notebook in s.notebooks)
         assert cells == sum(len(points) for points in expected.values())
+
+
+def test_a_scheduler_that_does_not_answer_is_one_error_line(tmp_path: Path) -> None:
+    import dask
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        run = grader("autograde", str(tmp_path), "--work", str(tmp_path / "work"), "--scheduler", address)
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"error: {address}: no Dask scheduler answers there (")
+    assert len(run.stderr.splitlines()) == 1, run.stderr
