@@ -150,3 +150,16 @@ def test_a_scheduler_that_does_not_answer_is_one_error_line(tmp_path: Path) -> N
     assert run.returncode == 1
     assert run.stderr.startswith(f"error: {address}: no Dask scheduler answers there (")
     assert len(run.stderr.splitlines()) == 1, run.stderr
+
+
+def test_workers_whose_course_differs_grade_nothing(scheduler: str, course_copy: Path, tmp_path: Path) -> None:
+    source = course_copy / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    source.write_bytes(source.read_bytes() + b"\n")  # the coordinator's course is no longer the workers'
+    expected = sample_class(tmp_path / "in", 2)
+    work = tmp_path / "work"
+    run = grader("autograde", str(tmp_path / "in"), "--work", str(work), "--scheduler", scheduler, root=course_copy)
+    assert run.returncode == 0, run.stderr
+    refused = "(CourseError: ex01_slots: this worker's course files differ from the coordinator's)"
+    rows = [line for line in summary(run.stdout) if line.split()[0] in expected]
+    assert len(rows) == 2 and all(row.endswith(refused) for row in rows), run.stdout
+    assert not list((work / "grading_status" / ASSIGNMENT).glob("*.json")), "a refused submission is graded next run"
