@@ -29,6 +29,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import BaseConverter
 from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
 from traitlets.utils.importstring import import_item
 
 from grader.course import (
@@ -131,15 +132,7 @@ def autograde(
     workers = worker_count(workers)
     # The sandbox's warm server imports torch while the assignment is recorded.
     with _grading_run(work_dir, workers, sandbox) as running, ThreadPoolExecutor(workers) as pool:
-        running.prepare(_course_cells(assignment))
-        checking = pool.submit(_trusted_checker, assignment, running)  # the solution's observations, meanwhile:
-        with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
-            # Recording the assignment stores each graded cell, hidden tests included, in the gradebook; what it
-            # generates (not exercises/, which may have been edited) is what submissions are compared with.
-            generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
-            released = {p.name: read_notebook(p) for p in sorted((Path(scratch) / assignment).glob("*.ipynb"))}
-        config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-        checker = checking.result()
+        config, released, checker = prepare(assignment, work_dir, db_url, running, pool)
 
         def grade(student: str, print_: str) -> Future:
             return pool.submit(_grade, assignment, student, print_, config, checker, released)
@@ -162,6 +155,27 @@ def autograde(
                 if on_outcome:
                     on_outcome(outcome)
     return [outcomes[student] for student in plan.students]
+
+
+def prepare(
+    assignment: str, work_dir: Path, db_url: str | None, running: Sandbox, pool: ThreadPoolExecutor
+) -> tuple[Config, dict[str, NotebookNode], TrustedChecker | None]:
+    """Ready to grade `assignment` in `running`: its cells transformed, it recorded in the gradebook, the solution's
+    trusted observations made (in `pool`, meanwhile). The nbgrader settings, the released notebooks by file name
+    (read once for the run), and the trusted checker (None without a trusted check)."""
+    running.prepare(_course_cells(assignment))
+    checking = pool.submit(_trusted_checker, assignment, running)
+    released = record_assignment(assignment, work_dir, db_url)
+    return nbgrader_config(work_dir=work_dir, db_url=db_url), released, checking.result()
+
+
+def record_assignment(assignment: str, work_dir: Path, db_url: str | None = None) -> dict[str, NotebookNode]:
+    """Record the assignment in the gradebook: each graded cell, hidden tests included (nbgrader generate). Return
+    the notebooks that generates, by file name: what submissions are compared with (not exercises/, which may have
+    been edited)."""
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+        generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
+        return {path.name: read_notebook(path) for path in sorted((Path(scratch) / assignment).glob("*.ipynb"))}
 
 
 def _outcome_of(future: Future, assignment: str, student: str, print_: str, config) -> tuple[Outcome, bool]:

@@ -1,5 +1,6 @@
 """nbgrader settings for this course: the repository root is the course directory."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,7 +18,9 @@ c.CourseDirectory.submitted_directory = "work/submitted"
 c.CourseDirectory.autograded_directory = "work/autograded"
 c.CourseDirectory.feedback_directory = "work/feedback"
 c.CourseDirectory.solution_directory = "work/solution"
-c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
+# The gradebook the Formgrader and nbgrader's own commands use: GRADER_DB_URL (a PostgreSQL gradebook shared by a
+# teaching team, say) or the SQLite file of work/. `python -m grader` takes it as --db.
+c.CourseDirectory.db_url = os.environ.get("GRADER_DB_URL") or f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
 # Every way to autograde (python -m grader autograde, the Formgrader's Autograde buttons, `nbgrader autograde` in the
 # course folder) runs nbgrader's steps with two of the grader's: the cells run in the grading sandbox, and after
 # SaveAutoGrades each graded test cell's points come from the trusted check (see grader/nbgrader_steps.py).

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import nbformat
 import pytest
 
 from grader.cli import main
+from tests.postgres_server import Postgres, running_postgres
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -111,3 +113,10 @@ def course_copy(tmp_path: Path) -> Path:
     for folder in ("solutions", "exercises"):
         shutil.copytree(REPO / folder, tmp_path / folder)
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """One real PostgreSQL server for the session (tests.postgres_server); each test makes its own database."""
+    with running_postgres() as server:
+        yield server
