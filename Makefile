@@ -27,7 +27,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check grader tests
+	$(BIN)/ruff check grader tests solutions benchmarks scripts
 
 # Re-run every chapter top to bottom in the pinned environment and store its outputs.
 outputs: $(STAMP)

@@ -1,14 +1,20 @@
-"""Helpers for observers: turn whatever a submission returns into plain JSON data, call it case by case, and run
-observers on one thread or record a failure that stops them.
+"""Helpers for an exercise's checks (solutions/<exercise>/checks.py): turn whatever a submission returns into plain
+JSON data, call it case by case, run observers on one thread or record a failure that stops them; load a checks
+module from its text; compare observations with the solution's and say where they first differ.
 
-Runs inside the sandboxed child. Nothing here is a security boundary (the submission shares the process and can
-change anything in it); it only makes honest observations comparable. The comparison happens in the parent.
+This text runs in three places: in the sandboxed child of the trusted check (grader.trusted sends it), inside every
+generated hidden-test block (grader.hidden_tests embeds it), and in the grader, which compares. Inside a submission's
+process nothing here is a security boundary (the submission can change anything there); the points the grader
+records come from its own comparison.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import math
+import sys
+import types
 from collections.abc import Callable
 
 import torch
@@ -160,3 +166,70 @@ def walk(root: torch.nn.Module, root_path: str = "", lenient: bool = False) -> l
             if child is not None:
                 todo.append((child, key if path == "" else f"{path}.{key}"))
     return found
+
+
+def load_checks(helpers: types.ModuleType, checks_source: str, checks_name: str) -> types.ModuleType:
+    """A checks module run from its text; its `from grader.observing import ...` gets `helpers` (this module, run
+    from its own text where the grader package is absent)."""
+    sys.modules.setdefault("grader", types.ModuleType("grader"))
+    sys.modules["grader.observing"] = helpers
+    checks = types.ModuleType("checks")
+    exec(compile(checks_source, checks_name, "exec"), checks.__dict__)
+    return checks
+
+
+def as_sent(observation: object) -> object:
+    """An observation as the trusted check's child sends it: through JSON (tuples become lists, keys strings)."""
+    return json.loads(json.dumps(observation))
+
+
+def agrees(seen: object, expected: object) -> bool:
+    """Whether an observation equals the solution's; numbers the solution marked {"approx": x, "rel_tol": r,
+    "abs_tol": a} (approx) only need to be that close, by the solution's tolerances."""
+    if type(expected) is dict and set(expected) == {"approx", "rel_tol", "abs_tol"}:
+        number = seen.get("approx") if type(seen) is dict else None
+        return type(number) in (int, float) and math.isclose(
+            number, expected["approx"], rel_tol=expected["rel_tol"], abs_tol=expected["abs_tol"]
+        )
+    if type(expected) is list:
+        return type(seen) is list and len(seen) == len(expected) and all(map(agrees, seen, expected))
+    if type(expected) is dict:
+        same_keys = type(seen) is dict and seen.keys() == expected.keys()
+        return same_keys and all(agrees(seen[key], value) for key, value in expected.items())
+    return seen == expected
+
+
+def first_difference(seen: object, expected: object) -> tuple[str, object, object] | None:
+    """Where an observation first differs from the solution's: (a label such as "case 3 of 101, item 2", the
+    solution's part there, the observed part there); None when they agree."""
+    if agrees(seen, expected):
+        return None
+    if type(seen) is list and type(expected) is list and len(seen) == len(expected):
+        for index, (mine, theirs) in enumerate(zip(seen, expected, strict=True)):
+            inner = first_difference(mine, theirs)
+            if inner is not None:
+                label, want, got = inner
+                here = f"case {index + 1} of {len(expected)}"
+                return (f"{here}, {label}" if label else here), want, got
+    if type(seen) is dict and type(expected) is dict and seen.keys() == expected.keys():
+        for key, theirs in expected.items():
+            inner = first_difference(seen[key], theirs)
+            if inner is not None:
+                label, want, got = inner
+                return (f"{key!r}, {label}" if label else repr(key)), want, got
+    return "", expected, seen
+
+
+def shown(value: object, limit: int = 600) -> str:
+    """An observation as compact JSON, shortened to `limit` characters."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def explain(seen: object, expected: object) -> str:
+    """A failure message for a student: the case that differs, what was expected there and what came back."""
+    difference = first_difference(seen, expected)
+    if difference is None:
+        return ""
+    label, want, got = difference
+    return f"{label or 'the observation'} differs\n  expected: {shown(want)}\n  got:      {shown(got)}"
