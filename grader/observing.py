@@ -16,8 +16,10 @@ import math
 import sys
 import types
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # imported where used: the grader compares observations without loading torch
+    import torch
 
 SCALARS = (str, int, bool, type(None))
 
@@ -96,6 +98,8 @@ def single_thread(observer: Callable[[dict], object]) -> Callable[[dict], object
     generator as it was."""
 
     def run(ns: dict) -> object:
+        import torch
+
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
@@ -134,6 +138,8 @@ def kind_of(value: object) -> str:
 
 def numbers(tensor: object) -> object:
     """The values of a tensor, JSON-safe: non-finite values spelled out; anything else (None...) as plain() has it."""
+    import torch
+
     if not isinstance(tensor, torch.Tensor):
         return plain(tensor)
     values = tensor.detach().tolist()
@@ -143,6 +149,8 @@ def numbers(tensor: object) -> object:
 def data(tensor: object, qualified: bool = False) -> object:
     """What torch.equal looks at: the shape and the values (non-finite ones spelled out). Anything but a tensor is
     reported by its class name, with its module (kind_of) when qualified."""
+    import torch
+
     if not isinstance(tensor, torch.Tensor):
         return {"not a tensor": kind_of(tensor) if qualified else type(tensor).__name__}
     return [list(tensor.shape), plain(tensor.detach().tolist())]
@@ -199,25 +207,27 @@ def agrees(seen: object, expected: object) -> bool:
     return seen == expected
 
 
-def first_difference(seen: object, expected: object) -> tuple[str, object, object] | None:
+def first_difference(seen: object, expected: object, depth: int = 0) -> tuple[str, object, object] | None:
     """Where an observation first differs from the solution's: (a label such as "case 3 of 101, item 2", the
     solution's part there, the observed part there); None when they agree."""
     if agrees(seen, expected):
         return None
     if type(seen) is list and type(expected) is list and len(seen) == len(expected):
         for index, (mine, theirs) in enumerate(zip(seen, expected, strict=True)):
-            inner = first_difference(mine, theirs)
+            inner = first_difference(mine, theirs, depth + 1)
             if inner is not None:
-                label, want, got = inner
-                here = f"case {index + 1} of {len(expected)}"
-                return (f"{here}, {label}" if label else here), want, got
+                here = f"case {index + 1} of {len(expected)}" if depth == 0 else f"item {index + 1}"
+                return _within(here, *inner)
     if type(seen) is dict and type(expected) is dict and seen.keys() == expected.keys():
         for key, theirs in expected.items():
-            inner = first_difference(seen[key], theirs)
+            inner = first_difference(seen[key], theirs, depth + 1)
             if inner is not None:
-                label, want, got = inner
-                return (f"{key!r}, {label}" if label else repr(key)), want, got
+                return _within(repr(key), *inner)
     return "", expected, seen
+
+
+def _within(here: str, label: str, expected: object, seen: object) -> tuple[str, object, object]:
+    return (f"{here}, {label}" if label else here), expected, seen
 
 
 def shown(value: object, limit: int = 600) -> str:
