@@ -20,12 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPOSITORY = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPOSITORY))
+from grader.course import default_db_url
+from grader.gradebook import cell_scores
+from grader.sample_class import write_class
 
-from grader.course import default_db_url  # noqa: E402
-from grader.gradebook import cell_scores  # noqa: E402
-from grader.sample_class import write_class  # noqa: E402
+REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 def build_class(assignment: str, students: int, folder: Path) -> None:
