@@ -5,8 +5,11 @@ nbgrader does. Three things change: the cells run in a sandboxed child forked fr
 (grader.sandbox) instead of a kernel started cold; several submissions are graded at once by worker threads (the
 gradebook sees one writer at a time: a worker holds GRADEBOOK while it prepares and records a submission and lets
 go of it while the cells run); and the points of each graded test cell come from the trusted check
-(grader.trusted), which runs outside the notebook's process. Where the notebook's own tests and the trusted check
-disagree, the trusted points are recorded and the submission is flagged.
+(grader.trusted), which runs outside the notebook's process. The hidden work runs once: the notebook's child runs
+only the visible lines of a hidden-test cell, and the trusted check's verdict on the cell (the first differing case,
+what was expected there and what came back) becomes the cell's error output, which the autograded notebook and the
+feedback show. Where the notebook's own tests and the trusted check disagree, the trusted points are recorded and
+the submission is flagged.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from nbformat import NotebookNode
+from nbformat.v4 import new_output
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import BaseConverter
@@ -44,15 +48,16 @@ from grader.course import (
 from grader.escaping import printable
 from grader.execute import nbgrader_environment
 from grader.gradebook import submission_totals
+from grader.hidden_tests import has_hidden_block
 from grader.nbgrader_setup import ready_nbgrader
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
-from grader.sandboxed_execute import RUN, SandboxedExecute, sandbox_in_use
+from grader.sandboxed_execute import CellRun, SandboxedExecute
 from grader.sanitize import SanitizeSubmission
 from grader.tables import format_table
 from grader.tampering import tampering
-from grader.trusted import TrustedChecker, Verdict, has_trusted_check
+from grader.trusted import TrustedChecker, has_trusted_check
 
 GRADEBOOK = threading.Lock()
 ATTEMPTS = 3  # tries per submission when the sandbox itself fails (restarted in between)
@@ -143,7 +148,7 @@ def autograde(
         checker = checking.result()
 
         def grade(student: str, print_: str) -> Future:
-            return pool.submit(_grade, assignment, student, print_, config, checker, released)
+            return pool.submit(_grade, assignment, student, print_, config, Grading(running, checker=checker), released)
 
         futures = {grade(student, print_): (student, print_, 1) for student, print_ in plan.pending}
         while futures:
@@ -206,17 +211,30 @@ def _trusted_checker(assignment: str, sandbox: Sandbox) -> TrustedChecker | None
     return None
 
 
+@dataclass
+class Grading(CellRun):
+    """One submission's grading, passed explicitly to the steps that run it: the CellRun of its cells, the trusted
+    check, and the check's verdict per notebook once started."""
+
+    checker: TrustedChecker | None = None
+    verdicts: dict[str, Future] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.hidden_elsewhere = self.checker is not None
+
+
 def _grade(
     assignment: str,
     student: str,
     fingerprint: str,
     config,
-    checker: TrustedChecker | None,
+    grading: Grading,
     released: dict[str, NotebookNode],
 ) -> Outcome:
     """Grade one submission; a broken submission becomes an error outcome, a suspicious one a flagged outcome.
 
-    `released`: the assignment's released notebooks by file name, read once for the whole run.
+    `grading`: fresh for this submission; `released`: the assignment's released notebooks by file name, read once
+    for the whole run.
     """
     folder = Path(config.CourseDirectory.submitted_directory) / student / assignment
     problem = _symbolic_link(folder)  # first: a link is never followed, not even to read it
@@ -227,9 +245,8 @@ def _grade(
         return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
     db_url = config.CourseDirectory.db_url
     flags = _tampered(submitted, released)
-    TRUSTED.checker, TRUSTED.verdicts = checker, {}
     with GRADEBOOK:
-        converter = ConcurrentAutograde(coursedir=CourseDirectory(config=config), config=config)
+        converter = ConcurrentAutograde(grading, coursedir=CourseDirectory(config=config), config=config)
         converter.coursedir.assignment_id = assignment
         converter.coursedir.student_id = student
         converter.force = True
@@ -238,8 +255,8 @@ def _grade(
             try:
                 converter.start()
             except Exception as error:  # noqa: BLE001 - nbgrader reports any failure of one submission this way
-                if RUN.failure is not None:  # the sandbox failed, not the submission
-                    raise RUN.failure from error
+                if grading.failure is not None:  # the sandbox failed, not the submission
+                    raise grading.failure from error
                 reason = (errors[-1] if errors else str(error)).strip().splitlines()[0]
                 _award_nothing(db_url, assignment, student)
                 if flags:  # nbgrader's message about the edited notebook would mislead: say what was edited
@@ -247,11 +264,11 @@ def _grade(
                 else:
                     status = f"error: {reason}"
                 return Outcome(student, assignment, status, 0.0, 0.0, fingerprint)
-    if RUN.failure is not None:
-        raise RUN.failure
-    errors = [RUN.problem] if RUN.problem else []
-    if checker:
-        flags += _apply_trusted_check(checker, config, student, TRUSTED.verdicts)
+    if grading.failure is not None:
+        raise grading.failure
+    errors = [grading.problem] if grading.problem else []
+    if grading.checker:
+        flags += _apply_trusted_check(grading.checker, config, student, grading.verdicts)
     score, max_score = _recorded_total(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
     return Outcome(student, assignment, status, score, max_score, fingerprint)
@@ -272,8 +289,7 @@ def _apply_trusted_check(checker: TrustedChecker, config, student: str, verdicts
         except SandboxFailure:
             raise
         except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
-            reason = f"the trusted check failed ({type(error).__name__})"
-            verdict = Verdict(dict.fromkeys(checker.test_points, 0.0), dict.fromkeys(checker.test_points, reason))
+            verdict = checker.failed(f"the trusted check failed ({type(error).__name__})")
         with GRADEBOOK, Gradebook(config.CourseDirectory.db_url) as gradebook:
             for grade_id, trusted in verdict.points.items():
                 grade = gradebook.find_grade(grade_id, path.stem, assignment, student)
@@ -402,7 +418,7 @@ def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Itera
     saved_cwd = os.getcwd()
     # nbgrader sets and unsets this around each notebook; set for the whole run, concurrent notebooks agree on it.
     try:
-        with sandbox_in_use(running), nbgrader_environment(NBGRADER_EXECUTION="autograde"):
+        with nbgrader_environment(NBGRADER_EXECUTION="autograde"):
             yield running
     finally:
         if sandbox is None:
@@ -413,11 +429,23 @@ def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Itera
 class ConcurrentAutograde(Autograde):
     """nbgrader's Autograde for one submission among several graded at once, in the sandbox."""
 
+    def __init__(self, grading: Grading, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.grading = grading
+
     @default("autograde_preprocessors")
     def _sandboxed_preprocessors(self) -> list:
         stock = Autograde.class_traits()["autograde_preprocessors"].default()
         # Last: the autograded notebook, which the Formgrader shows the instructor, carries no submitted script.
-        return [ConcurrentExecute if step is Execute else step for step in stock] + [SanitizeSubmission]
+        return [*stock, SanitizeSubmission]
+
+    def _init_preprocessors(self) -> None:
+        """nbgrader's steps, with its Execute replaced by one that runs this submission's cells in the sandbox."""
+        self.exporter._preprocessors = []
+        for step in self.sanitize_preprocessors if self._sanitizing else self.autograde_preprocessors:
+            if step is Execute:
+                step = ConcurrentExecute(self.grading, parent=self.exporter)
+            self.exporter.register_preprocessor(step)
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         # nbgrader's version wraps the second pass in utils.setenv(NBGRADER_EXECUTION="autograde"), whose restore
@@ -435,32 +463,50 @@ class ConcurrentAutograde(Autograde):
             self._sanitizing = True
 
 
-class TrustedCheckOfThisThread(threading.local):
-    """The trusted check of the submission this thread grades, and its verdicts per notebook once started."""
-
-    checker: TrustedChecker | None = None
-    verdicts: dict[str, Future]  # set by _grade, with checker
-
-
-TRUSTED = TrustedCheckOfThisThread()
-
-
 class ConcurrentExecute(SandboxedExecute):
     """SandboxedExecute that lets other workers use the gradebook while the cells run, and meanwhile runs the
-    trusted check of the same sanitized cells in a second child."""
+    trusted check of the same sanitized cells in a second child; its verdict on each hidden-test cell becomes that
+    cell's outcome."""
+
+    def __init__(self, grading: Grading, **kwargs: object) -> None:
+        super().__init__(grading, **kwargs)
+        self.grading = grading
 
     def preprocess(self, nb, resources, retries=None):
+        checker = self.grading.checker
         GRADEBOOK.release()
         try:
-            if TRUSTED.checker:
-                cells = TRUSTED.checker.code_to_run(nb)
-                TRUSTED.verdicts[resources.get("unique_key", "")] = _in_thread(TRUSTED.checker.check, cells)
-            result = super().preprocess(nb, resources, retries)
-            if TRUSTED.checker:
-                wait(list(TRUSTED.verdicts.values()))  # before taking the gradebook back
-            return result
+            if checker:
+                verdict = _in_thread(checker.check, checker.code_to_run(nb))
+                self.grading.verdicts[resources.get("unique_key", "")] = verdict
+            nb, resources = super().preprocess(nb, resources, retries)
+            if checker:
+                wait([verdict])  # before taking the gradebook back
+                _show_verdict(nb, verdict)
+            return nb, resources
         finally:
             GRADEBOOK.acquire()
+
+
+def _show_verdict(nb: NotebookNode, verdict: Future) -> None:
+    """Give each hidden-test cell that ran without an error but that the trusted check failed the check's message
+    as its error output, as the generated hidden tests raise it."""
+    failure = verdict.exception()
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or not has_hidden_block(cell.source):
+            continue
+        if any(output.output_type == "error" for output in cell.outputs):
+            continue
+        if failure is not None:
+            message = f"the trusted check failed ({type(failure).__name__})"
+        elif verdict.result().points.get(meta["grade_id"]):
+            continue
+        else:
+            message = verdict.result().messages.get(meta["grade_id"], "the trusted check gave no points")
+        cell.outputs.append(
+            new_output("error", ename="AssertionError", evalue=message, traceback=[f"AssertionError: {message}"])
+        )
 
 
 def _in_thread(function: Callable, *args: object) -> Future:

@@ -28,6 +28,13 @@ def has_hidden_block(source: str) -> bool:
     return BEGIN in source
 
 
+def without_hidden_block(source: str) -> str:
+    """A cell's source with its hidden-test block left out: the visible lines."""
+    visible, _, rest = source.partition(BEGIN)
+    _, _, after = rest.partition(END)
+    return (visible + after.lstrip("\n")).rstrip("\n")
+
+
 def with_hidden_blocks(notebook: NotebookNode, assignment: str, expected: dict[str, object]) -> NotebookNode:
     """A copy of a source notebook with every hidden-test block written from the checks and `expected`
     (the solution's observation per grade_id)."""

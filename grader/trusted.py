@@ -22,10 +22,13 @@ from grader.sandbox import CellTimeout, ChildDied, Sandbox
 
 @dataclass(frozen=True)
 class Verdict:
-    """Trusted points per graded test cell, and for each cell that earned none, why."""
+    """Trusted points per graded test cell, and for each cell that earned none, why: `reasons` without the
+    solution's observations (for statuses), `messages` with the first differing case, what the solution's
+    observation is there and what came back (for the student, as the generated hidden tests say it)."""
 
     points: dict[str, float]
     reasons: dict[str, str]
+    messages: dict[str, str]
 
 
 def has_trusted_check(assignment: str) -> bool:
@@ -57,7 +60,7 @@ class TrustedChecker:
         """What the observers see of the instructor's solution (an error if the solution itself fails them)."""
         with self._lock:
             if self._reference is None:
-                observations, problem = self.observe(self.code_to_run(self.source))
+                observations, problem = self.observe(self.code_to_run(self.source), all_must_run=True)
                 missing = set(self.test_points) - set(observations)
                 failed = {
                     key for key, seen in observations.items() if type(seen) is list and seen[:1] == ["observer failed"]
@@ -77,12 +80,17 @@ class TrustedChecker:
             and cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") not in self.test_points
         ]
 
-    def observe(self, cells: list[str]) -> tuple[dict, str]:
-        """Run these cells in a fresh child, then the observers: (observations, problem)."""
+    def observe(self, cells: list[str], all_must_run: bool = False) -> tuple[dict, str]:
+        """Run these cells in a fresh child, then the observers: (observations, problem). `all_must_run` (the
+        solution's cells): a cell that raises is the problem, so a broken environment never becomes the reference."""
         with self.sandbox.child() as child:
             try:
-                for source in cells:
-                    child.run(source)
+                for number, source in enumerate(cells, start=1):
+                    ran = child.run(source)
+                    if all_must_run and ran.get("success") is not True:
+                        errors = [o for o in ran.get("outputs", []) if o.get("output_type") == "error"]
+                        why = f"{errors[0].get('ename')}: {errors[0].get('evalue')}" if errors else "no success"
+                        return {}, f"its code cell {number} (not counting test cells) failed ({why})"
                 reply = child.request(self.request)
             except (ChildDied, CellTimeout) as error:
                 return {}, str(error)
@@ -95,14 +103,21 @@ class TrustedChecker:
         """The points each graded test cell earns by the trusted comparison, for these cells (code_to_run)."""
         reference = self.reference()
         observations, problem = self.observe(cells)
-        points, reasons = {}, {}
+        points, reasons, messages = {}, {}, {}
         for grade_id, max_points in self.test_points.items():
             if grade_id in observations and observing.agrees(observations[grade_id], reference[grade_id]):
                 points[grade_id] = max_points
                 continue
-            points[grade_id] = 0.0
-            reasons[grade_id] = problem or _difference(observations.get(grade_id), reference[grade_id])
-        return Verdict(points, reasons)
+            points[grade_id], seen, expected = 0.0, observations.get(grade_id), reference[grade_id]
+            reasons[grade_id] = problem or _difference(seen, expected)
+            explained = observing.explain(seen, expected) if seen is not None else ""
+            messages[grade_id] = problem or explained or reasons[grade_id]
+        return Verdict(points, reasons, messages)
+
+    def failed(self, reason: str) -> Verdict:
+        """The verdict when the check itself could not be made: no points for any cell, and why."""
+        every = dict.fromkeys(self.test_points, reason)
+        return Verdict(dict.fromkeys(self.test_points, 0.0), every, dict(every))
 
 
 def _difference(seen: object, expected: object) -> str:

@@ -3,11 +3,15 @@ run by stock nbgrader as plain notebook code that names the failing case."""
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from grader.course import default_db_url
+from grader.gradebook import cell_scores
 from grader.hidden_tests import BEGIN, END
 from tests.conftest import grader
 
@@ -83,3 +87,52 @@ def test_check_names_hidden_blocks_left_behind_by_changed_checks(toy_course_with
     assert "cell 3 (test_answer) hidden tests differ from what the checks generate" in run.stdout
     block = _hidden_block(_released(toy_course_with_checks))
     assert "'[\"returns\", 42],'" in block  # regenerated: the new observation is expected too
+
+
+def test_hidden_tests_run_once_and_the_trusted_verdict_is_the_cells_output(
+    toy_course_with_checks: Path, tmp_path: Path
+) -> None:
+    course = toy_course_with_checks
+    checks = course / "solutions/extoy/checks.py"
+    observed = '    answer = ns.get("answer")'
+    checks.write_text(checks.read_text().replace(observed, f'    print("observer ran")\n{observed}'))
+    _released(course)
+    release = nbformat.read(course / "exercises/extoy/extoy.ipynb", as_version=4)
+    # 42.0 passes the visible line (42.0 == 42) and fails the hidden tests (the type)
+    for student, body in (("right", "return 42"), ("wrong", "return 42.0")):
+        notebook = copy.deepcopy(release)
+        notebook.cells[1].source = f"def answer():\n    {body}"
+        (tmp_path / "in" / student / "extoy").mkdir(parents=True)
+        nbformat.write(notebook, tmp_path / "in" / student / "extoy" / "extoy.ipynb")
+    run = grader("autograde", str(tmp_path / "in"), "--work", str(tmp_path / "work"), root=course)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines()[-1] == "graded 2 submission(s), 0 with errors, 0 flagged"
+    cells = {
+        student: nbformat.read(tmp_path / f"work/autograded/{student}/extoy/extoy.ipynb", as_version=4).cells[2]
+        for student in ("right", "wrong")
+    }
+    for cell in cells.values():  # the notebook's child never ran the observer: only the trusted check did
+        assert "observer ran" not in json.dumps(cell.outputs)
+    assert [o.output_type for o in cells["right"].outputs] == []
+    [error] = cells["wrong"].outputs
+    assert (error.ename, error.evalue) == (
+        "AssertionError",
+        'case 1 of 2, item 2 differs\n  expected: "int"\n  got:      "float"',
+    )
+    assert cell_scores(default_db_url(tmp_path / "work")) == {
+        "right": {"extoy": {"test_answer": 3.0}},
+        "wrong": {"extoy": {"test_answer": 0.0}},
+    }
+
+
+def test_a_solution_that_raises_never_becomes_the_expected_observations(toy_course_with_checks: Path) -> None:
+    source = toy_course_with_checks / SOURCE
+    notebook = nbformat.read(source, as_version=4)
+    notebook.cells[1].source += "\nimport a_module_that_is_not_there"
+    nbformat.write(notebook, source)
+    run = grader("release", root=toy_course_with_checks)
+    assert run.returncode == 1
+    assert (
+        "solutions/extoy/checks.py fails on the solution: its code cell 1 (not counting test cells) failed "
+        "(ModuleNotFoundError: No module named 'a_module_that_is_not_there')"
+    ) in run.stderr
