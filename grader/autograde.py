@@ -48,7 +48,7 @@ from grader.course import (
 from grader.escaping import printable
 from grader.execute import nbgrader_environment
 from grader.gradebook import submission_totals
-from grader.hidden_tests import has_hidden_block
+from grader.hidden_tests import has_hidden_block, runnable
 from grader.nbgrader_setup import ready_nbgrader
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
@@ -193,9 +193,11 @@ def reject(assignment: str, student: str, reason: str, work_dir: Path, db_url: s
 
 
 def _course_cells(assignment: str) -> list[str]:
-    """The code cells every submission runs as the source has them: all but the solution cells."""
+    """The code cells every submission runs as the source has them: all but the solution cells, a hidden-test cell
+    as the child is sent it (its visible lines, when the trusted check runs its hidden tests)."""
+    elsewhere = has_trusted_check(assignment)
     return [
-        cell.source
+        runnable(cell, elsewhere)
         for path in assignment_notebooks(solutions() / assignment)
         for cell in read_notebook(path).cells
         if cell.cell_type == "code" and not cell.get("metadata", {}).get("nbgrader", {}).get("solution")

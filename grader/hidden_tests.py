@@ -35,6 +35,15 @@ def without_hidden_block(source: str) -> str:
     return (visible + after.lstrip("\n")).rstrip("\n")
 
 
+def runnable(cell: NotebookNode, hidden_elsewhere: bool) -> str:
+    """What a child runs of a code cell: all of it, or a graded cell's visible lines when its hidden tests run
+    elsewhere (in the trusted check)."""
+    graded = cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+    if graded and hidden_elsewhere and has_hidden_block(cell.source):
+        return without_hidden_block(cell.source)
+    return cell.source
+
+
 def with_hidden_blocks(notebook: NotebookNode, assignment: str, expected: dict[str, object]) -> NotebookNode:
     """A copy of a source notebook with every hidden-test block written from the checks and `expected`
     (the solution's observation per grade_id)."""

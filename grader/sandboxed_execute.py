@@ -16,7 +16,7 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 
-from grader.hidden_tests import has_hidden_block, without_hidden_block
+from grader.hidden_tests import runnable
 from grader.inside_sandbox.framing import ITEM_LIMIT, TOTAL_LIMIT
 from grader.sandbox import CellTimeout, ChildDied, Sandbox, SandboxFailure
 
@@ -61,7 +61,7 @@ class SandboxedExecute(Execute):
                     cell.execution_count = None
                     continue
                 try:
-                    reply = child.run(self._runnable(cell))
+                    reply = child.run(runnable(cell, self.cell_run.hidden_elsewhere))
                 except (ChildDied, CellTimeout) as error:
                     failure = f"cell {index + 1}: {error}"
                     self.cell_run.problem = failure
@@ -72,14 +72,6 @@ class SandboxedExecute(Execute):
                 count = reply.get("execution_count")
                 cell.execution_count = count if type(count) is int else None
         return nb, resources
-
-    def _runnable(self, cell: NotebookNode) -> str:
-        """What the child runs of a cell: all of it, or a graded cell's visible lines when its hidden tests run
-        elsewhere."""
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if self.cell_run.hidden_elsewhere and meta.get("grade") and has_hidden_block(cell.source):
-            return without_hidden_block(cell.source)
-        return cell.source
 
 
 def checked_outputs(raw: object) -> list[NotebookNode]:
