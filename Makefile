@@ -20,10 +20,17 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 # JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
+# WORK=DIR shows another grading work folder in the Formgrader (its gradebook, submissions, autograded notebooks and
+# feedback), e.g. `make lab WORK=work/demo`. jupyter_config/ turns off nbgrader's Assignment and Course Lists.
+WORK_ARGS = $(foreach step,submitted autograded feedback,--CourseDirectory.$(step)_directory=$(abspath $(WORK))/$(step)) \
+  --CourseDirectory.db_url=sqlite:///$(abspath $(WORK))/gradebook.db
 lab: $(STAMP)
-	mkdir -p work  # the Formgrader's gradebook lives there
-	$(BIN)/jupyter lab --ServerApp.root_dir=. --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
-	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+	mkdir -p work/exchange  # the Formgrader's gradebook and its local exchange live there
+	$(if $(WORK),test -f $(WORK)/gradebook.db || { echo "error: no gradebook at $(WORK)/gradebook.db"; exit 1; })
+	$(BIN)/python -m grader workspace  # students work in workspace/, a copy of exercises/ that git ignores
+	JUPYTER_CONFIG_PATH=$(abspath jupyter_config)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
+	  $(BIN)/jupyter lab --ServerApp.root_dir=. --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(if $(WORK),$(WORK_ARGS)) $(LAB_ARGS)
 
 test: $(STAMP)
 	$(BIN)/ruff check grader tests solutions benchmarks scripts
@@ -32,8 +39,12 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check grader tests solutions benchmarks scripts
 
-# Re-run every chapter top to bottom in the pinned environment and store its outputs.
+# Re-run every chapter top to bottom in the pinned environment and store its outputs. Consecutive stream outputs
+# are merged after execution, so a line is never split between two outputs (it renders the same everywhere).
 outputs: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
+	  --NotebookExporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor \
+	  --CoalesceStreamsPreprocessor.enabled=True \
 	  $(or $(NB),chapters/*.ipynb)
+	$(BIN)/python scripts/collapse_predictions.py $(or $(NB),chapters/*.ipynb)

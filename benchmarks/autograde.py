@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from nbgrader.converters import Autograde
+
 from grader import observing
 from grader.course import assignment_names, checks_file, default_db_url, relative
 from grader.gradebook import cell_scores
@@ -62,9 +64,12 @@ def run_stock(assignment: str, work: Path) -> float:
         check=True,
         capture_output=True,
     )
+    # nbgrader's own steps: the course configuration names the grader's sandboxed ones (grader/nbgrader_steps.py).
+    stock = Autograde.class_traits()["autograde_preprocessors"].default()
+    steps = [f"--Autograde.autograde_preprocessors={step.__module__}.{step.__name__}" for step in stock]
     started = time.perf_counter()
     subprocess.run(
-        [*nbgrader, "autograde", assignment, "--force", *settings],
+        [*nbgrader, "autograde", assignment, "--force", *settings, *steps],
         cwd=REPOSITORY,
         env=env,
         check=True,

@@ -24,23 +24,21 @@ import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from nbformat import NotebookNode
-from nbformat.v4 import new_output
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.converters.base import BaseConverter
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import Execute
-from traitlets import default
+from traitlets.config import Config
+from traitlets.utils.importstring import import_item
 
 from grader.course import (
     CourseError,
     assignment_names,
     default_db_url,
-    exercises,
     nbgrader_config,
     relative,
     solutions,
@@ -48,13 +46,12 @@ from grader.course import (
 from grader.escaping import printable
 from grader.execute import nbgrader_environment
 from grader.gradebook import submission_totals
-from grader.hidden_tests import has_hidden_block, runnable
+from grader.hidden_tests import runnable
 from grader.nbgrader_setup import ready_nbgrader
+from grader.nbgrader_steps import CourseExecute, Grading, TrustedCheck
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
-from grader.sandboxed_execute import CellRun, SandboxedExecute
-from grader.sanitize import SanitizeSubmission
 from grader.tables import format_table
 from grader.tampering import tampering
 from grader.trusted import TrustedChecker, has_trusted_check
@@ -138,14 +135,7 @@ def autograde(
     workers = worker_count(workers)
     # The sandbox's warm server imports torch while the assignment is recorded.
     with _grading_run(work_dir, workers, sandbox) as running, ThreadPoolExecutor(workers) as pool:
-        running.prepare(_course_cells(assignment))
-        checking = pool.submit(_trusted_checker, assignment, running)  # the solution's observations, meanwhile:
-        with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
-            # Recording the assignment stores each graded cell, hidden tests included, in the gradebook.
-            generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
-        config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-        released = {path.name: read_notebook(path) for path in sorted((exercises() / assignment).glob("*.ipynb"))}
-        checker = checking.result()
+        config, released, checker = prepare(assignment, work_dir, db_url, running, pool)
 
         def grade(student: str, print_: str) -> Future:
             return pool.submit(_grade, assignment, student, print_, config, Grading(running, checker=checker), released)
@@ -168,6 +158,27 @@ def autograde(
                 if on_outcome:
                     on_outcome(outcome)
     return [outcomes[student] for student in plan.students]
+
+
+def prepare(
+    assignment: str, work_dir: Path, db_url: str | None, running: Sandbox, pool: ThreadPoolExecutor
+) -> tuple[Config, dict[str, NotebookNode], TrustedChecker | None]:
+    """Ready to grade `assignment` in `running`: its cells transformed, it recorded in the gradebook, the solution's
+    trusted observations made (in `pool`, meanwhile). The nbgrader settings, the released notebooks by file name
+    (read once for the run), and the trusted checker (None without a trusted check)."""
+    running.prepare(_course_cells(assignment))
+    checking = pool.submit(_trusted_checker, assignment, running)
+    released = record_assignment(assignment, work_dir, db_url)
+    return nbgrader_config(work_dir=work_dir, db_url=db_url), released, checking.result()
+
+
+def record_assignment(assignment: str, work_dir: Path, db_url: str | None = None) -> dict[str, NotebookNode]:
+    """Record the assignment in the gradebook: each graded cell, hidden tests included (nbgrader generate). Return
+    the notebooks that generates, by file name: what submissions are compared with (not exercises/, which may have
+    been edited)."""
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+        generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
+        return {path.name: read_notebook(path) for path in sorted((Path(scratch) / assignment).glob("*.ipynb"))}
 
 
 def _outcome_of(future: Future, assignment: str, student: str, print_: str, config) -> tuple[Outcome, bool]:
@@ -211,18 +222,6 @@ def _trusted_checker(assignment: str, sandbox: Sandbox) -> TrustedChecker | None
         return checker
     warnings.warn(f"{assignment} has no trusted check: its points come from the notebook's own tests", stacklevel=2)
     return None
-
-
-@dataclass
-class Grading(CellRun):
-    """One submission's grading, passed explicitly to the steps that run it: the CellRun of its cells, the trusted
-    check, and the check's verdict per notebook once started."""
-
-    checker: TrustedChecker | None = None
-    verdicts: dict[str, Future] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.hidden_elsewhere = self.checker is not None
 
 
 def _grade(
@@ -269,41 +268,21 @@ def _grade(
     if grading.failure is not None:
         raise grading.failure
     errors = [grading.problem] if grading.problem else []
-    if grading.checker:
-        flags += _apply_trusted_check(grading.checker, config, student, grading.verdicts)
+    flags += grading.flags  # raised by the TrustedCheck step (grader.nbgrader_steps) while nbgrader graded it
+    if flags:
+        with GRADEBOOK:
+            _flag(db_url, assignment, student)
     score, max_score = _recorded_total(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
     return Outcome(student, assignment, status, score, max_score, fingerprint)
 
 
-def _apply_trusted_check(checker: TrustedChecker, config, student: str, verdicts: dict[str, Future]) -> list[str]:
-    """Record the trusted points wherever the notebook's own tests gave others; one flag per such cell.
-
-    `verdicts`: the checks already under way, per notebook name; any other notebook is checked here.
-    """
-    assignment = checker.assignment
-    autograded = Path(config.CourseDirectory.autograded_directory) / student / assignment
-    flags = []
-    for path in sorted(autograded.glob("*.ipynb")):
-        try:
-            pending = verdicts.get(path.stem)
-            verdict = pending.result() if pending else checker.check(checker.code_to_run(read_notebook(path)))
-        except SandboxFailure:
-            raise
-        except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
-            verdict = checker.failed(f"the trusted check failed ({type(error).__name__})")
-        with GRADEBOOK, Gradebook(config.CourseDirectory.db_url) as gradebook:
-            for grade_id, trusted in verdict.points.items():
-                grade = gradebook.find_grade(grade_id, path.stem, assignment, student)
-                notebook_said = float(grade.auto_score or 0.0)
-                if notebook_said != trusted:
-                    why = f" ({verdict.reasons[grade_id]})" if grade_id in verdict.reasons else ""
-                    flags.append(
-                        f"{grade_id}: the notebook's tests gave {notebook_said:g}, the trusted check {trusted:g}{why}"
-                    )
-                grade.auto_score = trusted
-            gradebook.db.commit()
-    return flags
+def _flag(db_url: str, assignment: str, student: str) -> None:
+    """Set nbgrader's flag on every notebook of a submission (the Formgrader's "Flagged?" column)."""
+    with Gradebook(db_url) as gradebook:
+        for notebook in gradebook.find_submission(assignment, student).notebooks:
+            notebook.flagged = True
+        gradebook.db.commit()
 
 
 def _award_nothing(db_url: str, assignment: str, student: str) -> None:
@@ -385,10 +364,13 @@ def _recorded_total(db_url: str, assignment: str, student: str) -> tuple[float, 
 
 
 def fingerprint(folder: Path) -> str:
-    """A digest of the files of a submission folder (symbolic links, which are never graded, left out)."""
+    """A digest of the files of a submission folder (symbolic links, which are never graded, left out), read in
+    chunks, with the names' bytes as the file system has them."""
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(os.fsencode(path.relative_to(folder)) + b"\0")
+        with path.open("rb") as file:
+            digest.update(hashlib.file_digest(file, "sha256").digest())
     return digest.hexdigest()
 
 
@@ -429,24 +411,27 @@ def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Itera
 
 
 class ConcurrentAutograde(Autograde):
-    """nbgrader's Autograde for one submission among several graded at once, in the sandbox."""
+    """nbgrader's Autograde for one submission among several graded at once, in the sandbox.
+
+    The course configuration's steps (grader.nbgrader_steps) are used, its execute and trusted-check steps given
+    this submission's Grading, the execute step in its concurrent form.
+    """
 
     def __init__(self, grading: Grading, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.grading = grading
 
-    @default("autograde_preprocessors")
-    def _sandboxed_preprocessors(self) -> list:
-        stock = Autograde.class_traits()["autograde_preprocessors"].default()
-        # Last: the autograded notebook, which the Formgrader shows the instructor, carries no submitted script.
-        return [*stock, SanitizeSubmission]
-
     def _init_preprocessors(self) -> None:
-        """nbgrader's steps, with its Execute replaced by one that runs this submission's cells in the sandbox."""
         self.exporter._preprocessors = []
-        for step in self.sanitize_preprocessors if self._sanitizing else self.autograde_preprocessors:
-            if step is Execute:
+        steps = self.sanitize_preprocessors if self._sanitizing else self.autograde_preprocessors
+        steps = [import_item(step) if isinstance(step, str) else step for step in steps]
+        if not self._sanitizing and (CourseExecute not in steps or TrustedCheck not in steps):
+            raise CourseError("nbgrader_config.py: Autograde.autograde_preprocessors lacks the grader's steps")
+        for step in steps:
+            if step is CourseExecute:
                 step = ConcurrentExecute(self.grading, parent=self.exporter)
+            elif step is TrustedCheck:
+                step = TrustedCheck(self.grading, parent=self.exporter)
             self.exporter.register_preprocessor(step)
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
@@ -465,64 +450,15 @@ class ConcurrentAutograde(Autograde):
             self._sanitizing = True
 
 
-class ConcurrentExecute(SandboxedExecute):
-    """SandboxedExecute that lets other workers use the gradebook while the cells run, and meanwhile runs the
-    trusted check of the same sanitized cells in a second child; its verdict on each hidden-test cell becomes that
-    cell's outcome."""
-
-    def __init__(self, grading: Grading, **kwargs: object) -> None:
-        super().__init__(grading, **kwargs)
-        self.grading = grading
+class ConcurrentExecute(CourseExecute):
+    """The course's execute step in a grading run: other workers may use the gradebook while the cells run."""
 
     def preprocess(self, nb, resources, retries=None):
-        checker = self.grading.checker
         GRADEBOOK.release()
         try:
-            if checker:
-                verdict = _in_thread(checker.check, checker.code_to_run(nb))
-                self.grading.verdicts[resources.get("unique_key", "")] = verdict
-            nb, resources = super().preprocess(nb, resources, retries)
-            if checker:
-                wait([verdict])  # before taking the gradebook back
-                _show_verdict(nb, verdict)
-            return nb, resources
+            return super().preprocess(nb, resources, retries)
         finally:
             GRADEBOOK.acquire()
-
-
-def _show_verdict(nb: NotebookNode, verdict: Future) -> None:
-    """Give each hidden-test cell that ran without an error but that the trusted check failed the check's message
-    as its error output, as the generated hidden tests raise it."""
-    failure = verdict.exception()
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("grade") or not has_hidden_block(cell.source):
-            continue
-        if any(output.output_type == "error" for output in cell.outputs):
-            continue
-        if failure is not None:
-            message = f"the trusted check failed ({type(failure).__name__})"
-        elif verdict.result().points.get(meta["grade_id"]):
-            continue
-        else:
-            message = verdict.result().messages.get(meta["grade_id"], "the trusted check gave no points")
-        cell.outputs.append(
-            new_output("error", ename="AssertionError", evalue=message, traceback=[f"AssertionError: {message}"])
-        )
-
-
-def _in_thread(function: Callable, *args: object) -> Future:
-    """function(*args) in a thread of its own; its result (or exception) in the future returned."""
-    future: Future = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(function(*args))
-        except BaseException as error:  # noqa: BLE001 - handed to whoever reads the result
-            future.set_exception(error)
-
-    threading.Thread(target=run, daemon=True).start()
-    return future
 
 
 def outcome_table(outcomes: list[Outcome], db_url: str) -> str:

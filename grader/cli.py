@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.course import CourseError, default_db_url, relative, work
 from grader.escaping import printable
+
+if TYPE_CHECKING:
+    from grader.sandbox import Limits
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     autograde.add_argument(
         "--timeout", type=float, default=120.0, metavar="SECONDS", help="wall-clock limit per cell (default: 120)"
     )
+    autograde.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on the dask.distributed cluster of this scheduler (tcp://HOST:PORT) instead of this machine",
+    )
     _gradebook_options(autograde)
     autograde.set_defaults(run=_autograde)
 
@@ -59,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="run the visible tests of one exercise notebook, part by part")
     check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     check.set_defaults(run=_check)
+
+    workspace = commands.add_parser(
+        "workspace", help="copy new exercises into the students' workspace/ (never overwrites their work)"
+    )
+    workspace.set_defaults(run=_workspace)
 
     demo = commands.add_parser("demo", help="grade a sample class end to end in work/demo/")
     demo.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
@@ -97,13 +114,12 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _autograde(args: argparse.Namespace) -> int:
-    from grader.sandbox import Limits, start_sandbox, worker_count
+    from grader.sandbox import Limits, worker_count
 
     work_dir, workers = _work(args), worker_count(args.workers)
     limits = Limits(cell_seconds=args.timeout, notebook_seconds=max(args.timeout, Limits.notebook_seconds))
-    # Started first: the sandbox's warm server imports torch while this process imports nbgrader.
-    with start_sandbox(work_dir, workers, limits) as sandbox:
-        from grader.autograde import autograde, outcome_table, plan, reject
+    with _grading(args, work_dir, workers, limits) as grade:
+        from grader.autograde import outcome_table, plan, reject
         from grader.intake import take_in
         from grader.progress import Progress
 
@@ -122,16 +138,30 @@ def _autograde(args: argparse.Namespace) -> int:
                     f"{assignment}: {len(todo.done)} submission(s) already graded with the same files", file=sys.stderr
                 )
             progress = Progress(len(todo.pending), label=f"{assignment} ")
-            outcomes += autograde(
+            outcomes += grade(
                 todo,
-                work_dir,
-                db_url=args.db,
-                workers=workers,
                 on_outcome=lambda o, p=progress: p.advance(failed=o.status != "ok", note=f"{o.student}: {o.status}"),
-                sandbox=sandbox,
             )
     print(outcome_table(outcomes, _db(args)))
     return 0
+
+
+@contextmanager
+def _grading(args: argparse.Namespace, work_dir: Path, workers: int, limits: Limits) -> Iterator[Callable[..., list]]:
+    """How this run grades a plan: on the Dask cluster of --scheduler, or here, in a warm sandbox."""
+    if args.scheduler:
+        from grader.cluster import autograde_on_cluster, cluster
+
+        with cluster(args.scheduler, limits) as client:
+            yield partial(autograde_on_cluster, work_dir=work_dir, client=client, db_url=args.db)
+        return
+    from grader.sandbox import start_sandbox
+
+    # Started first: the sandbox's warm server imports torch while this process imports nbgrader.
+    with start_sandbox(work_dir, workers, limits) as sandbox:
+        from grader.autograde import autograde
+
+        yield partial(autograde, work_dir=work_dir, db_url=args.db, workers=workers, sandbox=sandbox)
 
 
 def _feedback(args: argparse.Namespace) -> int:
@@ -153,9 +183,18 @@ def _report(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from grader.check import check, check_table
 
-    scores = check(args.notebook)
-    print(check_table(scores))
-    return 0 if all(score.passed for score in scores) else 1
+    checked = check(args.notebook)
+    print(check_table(checked))
+    return 0 if checked.passed else 1
+
+
+def _workspace(args: argparse.Namespace) -> int:
+    from grader.workspace import fill_workspace, workspace
+
+    for path in fill_workspace():
+        print(f"workspace: new {relative(path)}")
+    print(f"workspace: your exercises are in {relative(workspace())}/ (files already there are never overwritten)")
+    return 0
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -45,3 +45,4 @@ def demo(workers: int | None = None) -> None:
     for path in report(work_dir, db_url, work_dir):
         print(f"report:   {relative(path)}")
     print(f"gradebook: {relative(work_dir / 'gradebook.db')}")
+    print(f"formgrader: make lab WORK={relative(work_dir)}")

@@ -23,6 +23,7 @@ from traitlets import Bool, default
 
 from grader.course import CourseError, nbgrader_config, relative
 from grader.nbgrader_setup import ready_nbgrader
+from grader.nbgrader_steps import FLAG_NOTE
 from grader.progress import Progress
 from grader.sanitize import SanitizeSubmission
 
@@ -125,7 +126,11 @@ def _kind(meta: dict, hidden: bool) -> str:
 
 
 def _first_failure(cell: NotebookNode) -> str:
-    """The message the cell failed with (the first failing case stops the cell), or '' if it did not fail."""
+    """The message the cell failed with (the first failing case stops the cell), or '' if it did not fail. Where the
+    grader flagged the cell, its note comes first: the trusted check decided the points."""
+    notes = [o["text"].strip() for o in cell.get("outputs", []) if str(o.get("text", "")).startswith(FLAG_NOTE)]
+    if notes:
+        return notes[0][:MESSAGE_CHARS]
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             ename, evalue = output.get("ename", "Error"), output.get("evalue", "")

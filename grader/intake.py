@@ -11,6 +11,7 @@ For the flat and archive forms the assignment must be named; the file is stored 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from grader.archives import ArchiveError, Budget, Caps, Member, archive_stem, is_archive, members
 from grader.course import CourseError, assignment_names, relative, solutions
+from grader.escaping import printable
 from grader.notebooks import assignment_notebooks
 
 # A student id names a folder: letters, digits, ".", "-" and "_", not starting with a dot.
@@ -82,12 +84,59 @@ def _from_nbgrader_folder(source: Path, assignments: list[str], submitted: Path)
         for folder in sorted(source.glob(f"*/{assignment}")):
             student = folder.parent.name
             if not re.fullmatch(STUDENT_ID, student):
-                intake.skipped.append(f"{folder}: '{student}' is not a usable student id")
+                intake.skipped.append(f"{folder}: '{printable(student)}' is not a usable student id")
                 continue
             intake.students.add(student)
-            if not same_place:
-                intake.skipped += _replace(folder, submitted / student / assignment)
+            try:
+                notebooks, passed_over = _notebooks_in(folder)
+                if not same_place:
+                    _store(notebooks, submitted / student / assignment)
+            except (ArchiveError, OSError, UnicodeError, shutil.Error) as error:
+                intake.rejected[student] = f"the upload could not be taken in: {_why(error)}"
+                shutil.rmtree(submitted / student / assignment, ignore_errors=True)  # an older upload is not this one
+                continue
+            intake.skipped += passed_over
     return intake
+
+
+def _notebooks_in(folder: Path) -> tuple[list[Path], list[str]]:
+    """The notebooks of one student's submission folder, and what is passed over in it (anything else: only
+    notebooks are graded, and no other file may reach the pages an instructor opens). ArchiveError where the folder
+    may not be taken in: a link in place of the student's or the assignment's folder, a notebook that is a link, a
+    special file or has a name that is not plain text, more than the intake's bytes."""
+    for part in (folder.parent, folder):
+        if part.is_symlink():
+            raise ArchiveError(f"{part.name} is a symbolic link")
+    notebooks, passed_over, size = [], [], 0
+    for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
+        shown = f"{folder}/{printable(entry.name)}"
+        if not entry.name.endswith(".ipynb"):
+            passed_over.append(f"{shown}: not a notebook, not taken in")
+            continue
+        if not entry.name.isprintable() or entry.name != entry.name.encode("utf-8", "replace").decode():
+            raise ArchiveError(f"{printable(entry.name)}: a notebook name that is not plain text")
+        if not entry.is_file(follow_symlinks=False):
+            raise ArchiveError(f"{entry.name}: a symbolic link or special file, not a notebook")
+        size += entry.stat(follow_symlinks=False).st_size
+        if size > CAPS.bytes:
+            raise ArchiveError(f"more than {CAPS.bytes >> 20} MiB of notebooks")
+        notebooks.append(Path(entry.path))
+    return notebooks, passed_over
+
+
+def _store(notebooks: list[Path], target: Path) -> None:
+    """Replace a student's submission folder with copies of these notebooks (regular files, checked by the caller)."""
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for notebook in notebooks:
+        shutil.copyfile(notebook, target / notebook.name, follow_symlinks=False)
+
+
+def _why(error: BaseException) -> str:
+    if isinstance(error, ArchiveError):
+        return str(error)
+    return printable(f"{type(error).__name__}: {error}")
 
 
 def _from_flat_folder(source: Path, assignment: str, submitted: Path) -> Intake:
@@ -185,8 +234,8 @@ def _collect(
     for path in files:
         name = path.relative_to(root).as_posix()
         shown = f"{shown_as}: {name}" if shown_as else str(path)
-        if path.is_symlink():
-            intake.skipped.append(f"{shown}: a symbolic link, not taken in")
+        if path.is_symlink() or not path.is_file():
+            intake.skipped.append(f"{shown}: a symbolic link or special file, not taken in")
             continue
         match = collector.collect(name)
         if not match:
@@ -205,18 +254,3 @@ def _collect(
         target.mkdir(parents=True)
         shutil.copyfile(path, target / notebook)
     return intake
-
-
-def _replace(source: Path, target: Path) -> list[str]:
-    """Copy a submission folder, leaving out symbolic links (a link could point at the solutions); what was left out."""
-    if target.exists():
-        shutil.rmtree(target)
-    links: list[str] = []
-
-    def links_in(folder: str, names: list[str]) -> list[str]:
-        found = [name for name in names if (Path(folder) / name).is_symlink()]
-        links.extend(f"{Path(folder) / name}: a symbolic link, not taken in" for name in found)
-        return found
-
-    shutil.copytree(source, target, ignore=links_in)
-    return links

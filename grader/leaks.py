@@ -9,11 +9,11 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 from grader.course import relative
-from grader.notebooks import describe_cell, read_notebook
+from grader.notebooks import HIDDEN_TESTS, describe_cell, read_notebook
 
 BLOCKS = {
     "### BEGIN SOLUTION": ("### END SOLUTION", "solution block"),
-    "### BEGIN HIDDEN TESTS": ("### END HIDDEN TESTS", "hidden-test block"),
+    HIDDEN_TESTS: ("### END HIDDEN TESTS", "hidden-test block"),
 }
 # Shorter lines ("pass", "return x", "else:") are too common to mean anything when they reappear.
 MIN_SECRET_LENGTH = 12

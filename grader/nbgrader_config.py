@@ -1,6 +1,10 @@
 """nbgrader settings for this course: the repository root is the course directory."""
 
+import os
+import sys
 from pathlib import Path
+
+from traitlets.config.loader import KVArgParseConfigLoader
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,7 +20,42 @@ c.CourseDirectory.submitted_directory = "work/submitted"
 c.CourseDirectory.autograded_directory = "work/autograded"
 c.CourseDirectory.feedback_directory = "work/feedback"
 c.CourseDirectory.solution_directory = "work/solution"
-c.CourseDirectory.db_url = f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
+# The gradebook the Formgrader and nbgrader's own commands use: GRADER_DB_URL (a PostgreSQL gradebook shared by a
+# teaching team, say) or the SQLite file of work/. `python -m grader` takes it as --db.
+c.CourseDirectory.db_url = os.environ.get("GRADER_DB_URL") or f"sqlite:///{ROOT / 'work' / 'gradebook.db'}"
+# Every way to autograde (python -m grader autograde, the Formgrader's Autograde buttons, `nbgrader autograde` in the
+# course folder) runs nbgrader's steps with two of the grader's: the cells run in the grading sandbox, and after
+# SaveAutoGrades each graded test cell's points come from the trusted check (see grader/nbgrader_steps.py).
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # nbgrader's own commands import those steps from the course
+c.Autograde.autograde_preprocessors = [
+    "grader.nbgrader_steps.CourseExecute",  # in place of nbgrader.preprocessors.Execute
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "grader.nbgrader_steps.TrustedCheck",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "grader.sanitize.SanitizeSubmission",  # last: the autograded notebook the Formgrader shows carries no script
+]
 # The cell time limit of nbgrader's own commands and of `grader validate`/`check` (autograde has --timeout).
 c.Execute.timeout = 300
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+# A local exchange (`make lab` creates it), so the Formgrader's release and collect work on one machine. Students
+# get their exercises from git (workspace/), so JupyterLab's Assignment and Course Lists are off (jupyter_config/).
+c.Exchange.root = str(ROOT / "work" / "exchange")
+
+
+def command_line_settings(args: list[str], sections: tuple[str, ...]) -> object:
+    """The `--Section.name=value` (or `--Section.name value`) settings of these sections among `args`."""
+    picked = []
+    for arg, following in zip(args, [*args[1:], None], strict=True):
+        if arg.startswith("--") and arg[2:].split(".", 1)[0] in sections:
+            picked += [arg] if "=" in arg or following is None else [arg, following]
+    return KVArgParseConfigLoader(picked).load_config()
+
+
+# The command line wins over this file, also where nbgrader reads the file after the command line has been applied:
+# the Formgrader inside `jupyter lab --CourseDirectory.db_url=...` (`make lab WORK=...` relies on it).
+c.merge(command_line_settings(sys.argv[1:], ("CourseDirectory", "Exchange")))

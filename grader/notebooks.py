@@ -11,6 +11,8 @@ from nbformat import NotebookNode
 
 from grader.course import CourseError, relative
 
+HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"
+
 
 def read_notebook(path: Path) -> NotebookNode:
     """Parse an nbformat 4 notebook, or raise CourseError naming the file and what is wrong."""
@@ -55,6 +57,15 @@ def nbgrader_cells(notebook: NotebookNode) -> Iterator[tuple[int, NotebookNode, 
         meta = cell.get("metadata", {}).get("nbgrader")
         if meta:
             yield number, cell, meta
+
+
+def hidden_test_ids(source: NotebookNode) -> set[str]:
+    """The grade ids of a source notebook's test cells that hold a hidden-test block (stripped from the release)."""
+    return {
+        meta["grade_id"]
+        for _, cell, meta in nbgrader_cells(source)
+        if meta.get("grade") and "grade_id" in meta and HIDDEN_TESTS in cell.source
+    }
 
 
 def describe_cell(number: int, meta: dict | None) -> str:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+from nbformat import NotebookNode
 from traitlets.config import Config
 
 from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative, solutions
@@ -62,6 +63,13 @@ def generated_sources(names: list[str]) -> dict[Path, nbformat.NotebookNode]:
             for path in paths:
                 generated[path] = with_hidden_blocks(read_notebook(path), name, expected)
         return generated
+
+
+def fresh_release(assignment: str) -> dict[str, NotebookNode]:
+    """What solutions/ generates for an assignment's release, by notebook name; exercises/ and work/ untouched."""
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+        generate(assignment, nbgrader_config(work_dir=Path(scratch) / "work", release=Path(scratch) / "release"))
+        return {p.name: read_notebook(p) for p in sorted((Path(scratch) / "release" / assignment).glob("*.ipynb"))}
 
 
 def release(assignments: list[str]) -> list[str]:

@@ -1,5 +1,6 @@
-"""A sample class built from the course itself: for each assignment, the full solution, the untouched release,
-and the typical mistakes scripted for it (with the points each graded cell must give them)."""
+"""A sample class built from the course's sources alone: for each assignment, the full solution, the blank release
+that solutions/ generates, and the typical mistakes scripted for it (with the points each graded cell must give
+them)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import nbformat
 
-from grader.course import assignment_names, exercises, mistakes_file, solutions
+from grader.course import assignment_names, mistakes_file, solutions
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
+from grader.release import fresh_release
 
 MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
 
@@ -49,7 +51,7 @@ def write_class(assignment: str, submitted: Path) -> dict[str, dict[str, float]]
     """Write every sample student's submission in nbgrader's layout; return the points each test cell must give."""
     [source_path] = assignment_notebooks(solutions() / assignment)
     source = read_notebook(source_path)
-    release = read_notebook(exercises() / assignment / source_path.name)
+    release = fresh_release(assignment)[source_path.name]  # not exercises/: a student may have worked in it
     points = {
         meta["grade_id"]: float(meta["points"])
         for _, _, meta in nbgrader_cells(source)

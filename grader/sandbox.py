@@ -33,7 +33,9 @@ from grader.memory_cgroup import make_run_cgroup, remove_run_cgroup
 
 INSIDE = Path(__file__).resolve().parent / "inside_sandbox"
 PRELOAD = ["numpy", "numpy.random", "torch", "torch.nn", "IPython"]
-UID_BASE = 1_500_000  # children run as UID_BASE + their number: far above any account's or subordinate range
+UID_BASE = 1_500_000  # far above any account's or subordinate range
+UID_RUNS = 4096  # children of one run take uids from a block of UID_BLOCK of their own, picked by the run's pid
+UID_BLOCK = 1 << 16
 MOUNTED_INSIDE, SCRATCH_INSIDE, CGROUP_INSIDE = "/opt/grader", "/scratch", "/opt/cgroup"
 CONTROL_PACKET = 1 << 16  # the largest request or reply on the control socket (see fork_server)
 CONTROL_SECONDS = 60.0  # a server that takes longer to answer a request is unhealthy
@@ -110,6 +112,10 @@ class Sandbox:
                 stacklevel=2,
             )
         self.own_uids = self.confined and os.geteuid() == 0  # outside it, another uid could not read /root
+        # Two runs at once (other work folders) never give two children one uid, nor one process count.
+        self.uid_base = UID_BASE + (os.getpid() % UID_RUNS) * UID_BLOCK
+        if self.confined:
+            _check_visible_inside(Path(sys.prefix), Path(sys.base_prefix))
         self.scratch = run_dir / "scratch"
         shutil.rmtree(self.scratch, ignore_errors=True)  # what a killed run left: children are numbered from 1 again
         self.scratch.mkdir(parents=True)
@@ -209,7 +215,7 @@ class Sandbox:
         with self._lock:
             self._count += 1
             number, generation = self._count, self.generation
-        uid = UID_BASE + number if self.own_uids else None
+        uid = self.uid_base + number % UID_BLOCK if self.own_uids else None
         environment = {**self.environment, **(env or {})}
         request = {"op": "spawn", "id": number, "uid": uid, "threads": self.threads, "env": environment}
         request |= {"isolate": self.own_uids, "limits": self.limits.for_child(uid is not None)}
@@ -266,6 +272,17 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_visible_inside(*pythons: Path) -> None:
+    """Refuse a Python installation that a child could not see: one under a folder the sandbox mounts its own."""
+    for python in pythons:
+        for hidden in ("/tmp", "/proc", "/dev", "/sys", MOUNTED_INSIDE, SCRATCH_INSIDE):
+            if python.is_relative_to(hidden) or python.resolve().is_relative_to(hidden):
+                raise RuntimeError(
+                    f"{python}: the grading sandbox mounts a folder of its own at {hidden}, so it cannot run this "
+                    "Python; make the virtual environment elsewhere (e.g. in the course folder, as `make` does)"
+                )
 
 
 def transformed_cells(sources: list[str]) -> dict[str, str]:

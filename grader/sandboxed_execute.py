@@ -21,6 +21,7 @@ from grader.inside_sandbox.framing import ITEM_LIMIT, TOTAL_LIMIT
 from grader.sandbox import CellTimeout, ChildDied, Sandbox, SandboxFailure
 
 MIME_TEXT = ("text/", "image/svg+xml")
+NOTEBOOK_LIMIT = 32 << 20  # characters of output kept per notebook (each cell has its own limits too)
 
 
 @dataclass
@@ -52,7 +53,7 @@ class SandboxedExecute(Execute):
 
     def _run(self, nb: NotebookNode, resources: dict):
         with self.cell_run.sandbox.child(env={"NBGRADER_EXECUTION": "autograde"}) as child:
-            failure = ""
+            failure, room = "", NOTEBOOK_LIMIT
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
                     continue
@@ -68,21 +69,24 @@ class SandboxedExecute(Execute):
                     cell.outputs = [_error(type(error).__name__, str(error))]
                     cell.execution_count = None
                     continue
-                cell.outputs = checked_outputs(reply.get("outputs"))
+                cell.outputs, used = checked_outputs(reply.get("outputs"), room)
+                room -= used
                 count = reply.get("execution_count")
                 cell.execution_count = count if type(count) is int else None
         return nb, resources
 
 
-def checked_outputs(raw: object) -> list[NotebookNode]:
-    """The child's outputs as valid nbformat outputs, within the per-cell limits (the child may send anything).
+def checked_outputs(raw: object, room: int = NOTEBOOK_LIMIT) -> tuple[list[NotebookNode], int]:
+    """The child's outputs as valid nbformat outputs, within the per-cell limits and the `room` left in the
+    notebook's (the child may send anything); and how much of that room they take.
 
     An output that is malformed, or that nbformat rejects, is replaced by a note saying so, and so are outputs past
     the limits: a note is a stream, so it costs no points a test cell earned.
     """
     if type(raw) is not list:
-        return [_error("InvalidOutput", "the kernel sent no list of outputs")]
+        return [_error("InvalidOutput", "the kernel sent no list of outputs")], 0
     outputs, size, dropped, malformed = [], 0, 0, ""
+    limit = min(2 * TOTAL_LIMIT, room)  # the child counts characters, this JSON
     for item in raw:
         try:
             output = _checked(item)
@@ -90,9 +94,10 @@ def checked_outputs(raw: object) -> list[NotebookNode]:
             malformed = malformed or _brief(error)
             dropped += 1
             continue
-        size += len(json.dumps(output, ensure_ascii=False))
-        if len(outputs) < ITEM_LIMIT and size <= 2 * TOTAL_LIMIT:  # the child counts characters, this JSON
+        length = len(json.dumps(output, ensure_ascii=False))
+        if len(outputs) < ITEM_LIMIT and size + length <= limit:
             outputs.append(output)
+            size += length
             continue
         dropped += 1
         if output.output_type == "error" and not any(o.output_type == "error" for o in outputs):
@@ -100,7 +105,7 @@ def checked_outputs(raw: object) -> list[NotebookNode]:
     if dropped:
         why = f"; the first was not a valid output ({malformed})" if malformed else ""
         outputs.append(_note(f"[the grader dropped {dropped} output(s) of this cell{why}]"))
-    return outputs
+    return outputs, size
 
 
 def _brief(error: Exception) -> str:

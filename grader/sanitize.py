@@ -4,7 +4,8 @@ Run on every autograded notebook (the Formgrader renders it) and again when feed
 SanitizeHTML (bleach) with tables and images kept, plus what SanitizeHTML leaves open: a markdown link or image can
 run script as well as raw HTML can (`[x](javascript:...)`), so markdown the student could have written is rendered
 to HTML first and the HTML cleaned. Markdown cells exactly as the release has them are the instructor's, left as
-they are.
+they are. Cleaning costs about 10 s per MiB of dense HTML, so a notebook's submitted markdown and HTML are cleaned up
+to BUDGET characters; past it, each is replaced by a note saying how long it was.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from traitlets import Bool, default
 
 from grader.course import exercises
 from grader.notebooks import read_notebook
+
+BUDGET = 128 << 10  # characters of submitted markdown and HTML cleaned per notebook
 
 TAGS = [
     *bleach.ALLOWED_TAGS,
@@ -54,18 +57,34 @@ class SanitizeSubmission(SanitizeHTML):
 
     def preprocess(self, nb, resources):
         self.released = _released_markdown(resources.get("nbgrader", {}))
+        self.room = BUDGET
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "markdown":
             if cell.source not in self.released:
-                cell.source = self.markdown_as_html(cell.source)
+                size = len(cell.source)
+                keep = self._afford(size)
+                cell.source = self.markdown_as_html(cell.source) if keep else f"*[{size} characters of markdown]*"
             return cell, resources
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if "text/markdown" in data:  # shown as the HTML it renders to, cleaned like any other
+            size = sum(len(str(data.get(kind, ""))) for kind in ("text/html", "text/markdown"))
+            if size and not self._afford(size):
+                data.pop("text/html", None)
+                data.pop("text/markdown", None)
+                data["text/plain"] = f"[an HTML or markdown output of {size} characters, too long to show]"
+            elif "text/markdown" in data:  # shown as the HTML it renders to, cleaned like any other
                 data.setdefault("text/html", markdown2html(data["text/markdown"]))
         return super().preprocess_cell(cell, resources, index)
+
+    def _afford(self, size: int) -> bool:
+        """Whether this much more submitted text fits in what is left of the notebook's budget (and spend it)."""
+        if size > self.room:
+            self.room = 0  # what comes after a cell too long to show is not shown either: it is no cheaper
+            return False
+        self.room -= size
+        return True
 
     def markdown_as_html(self, source: str) -> str:
         """The markdown rendered, cleaned, and kept as one block of HTML (which markdown passes through as it is)."""

@@ -60,7 +60,7 @@ class TrustedChecker:
         """What the observers see of the instructor's solution (an error if the solution itself fails them)."""
         with self._lock:
             if self._reference is None:
-                observations, problem = self.observe(self.code_to_run(self.source), all_must_run=True)
+                observations, problem = self.observe(self.code_to_run(self.source), every_cell_runs=True)
                 missing = set(self.test_points) - set(observations)
                 failed = {
                     key for key, seen in observations.items() if type(seen) is list and seen[:1] == ["observer failed"]
@@ -80,17 +80,17 @@ class TrustedChecker:
             and cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") not in self.test_points
         ]
 
-    def observe(self, cells: list[str], all_must_run: bool = False) -> tuple[dict, str]:
-        """Run these cells in a fresh child, then the observers: (observations, problem). `all_must_run` (the
-        solution's cells): a cell that raises is the problem, so a broken environment never becomes the reference."""
+    def observe(self, cells: list[str], every_cell_runs: bool = False) -> tuple[dict, str]:
+        """Run these cells in a fresh child, then the observers: (observations, problem). With `every_cell_runs`
+        (the instructor's solution), a cell that raises is a problem too."""
         with self.sandbox.child() as child:
             try:
-                for number, source in enumerate(cells, start=1):
+                for number, source in enumerate(cells, 1):
                     ran = child.run(source)
-                    if all_must_run and ran.get("success") is not True:
+                    if every_cell_runs and ran.get("success") is not True:
                         errors = [o for o in ran.get("outputs", []) if o.get("output_type") == "error"]
                         why = f"{errors[0].get('ename')}: {errors[0].get('evalue')}" if errors else "no success"
-                        return {}, f"its code cell {number} (not counting test cells) failed ({why})"
+                        return {}, f"code cell {number} failed ({why})"
                 reply = child.request(self.request)
             except (ChildDied, CellTimeout) as error:
                 return {}, str(error)

@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import linecache
+import os
 import sys
 import traceback
 import types
@@ -21,6 +22,9 @@ import types
 
 def run_chapter(path: str) -> bool:
     cells = [c for c in json.load(open(path, encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:  # the chapters import their helper (source_lines.py) from their own folder
+        sys.path.insert(0, folder)
     main_module = types.ModuleType("__main__")  # pickling looks classes up in sys.modules["__main__"]
     sys.modules["__main__"] = main_module
     namespace = main_module.__dict__

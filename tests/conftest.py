@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import nbformat
 import pytest
 
 from grader.cli import main
+from tests.postgres_server import Postgres, running_postgres
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -131,5 +133,12 @@ OBSERVERS = {"test_answer": observe_answer}
 def toy_course_with_checks(toy_course: Path) -> Path:
     """The toy course with its exercise's checks and scripted mistakes beside the notebook."""
     (toy_course / "solutions/extoy/checks.py").write_text(TOY_CHECKS)
-    (toy_course / "solutions/extoy/mistakes.py").write_text('ANSWERS = {}\nEXPECTED = {}\n')
+    (toy_course / "solutions/extoy/mistakes.py").write_text("ANSWERS = {}\nEXPECTED = {}\n")
     return toy_course
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """One real PostgreSQL server for the session (tests.postgres_server); each test makes its own database."""
+    with running_postgres() as server:
+        yield server

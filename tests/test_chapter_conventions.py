@@ -48,9 +48,11 @@ def test_ends_with_key_points_and_its_exercise(path: Path) -> None:
     tail = "\n".join(cell.source for cell in cells[-3:] if cell.cell_type == "markdown")
     assert "Key points" in tail
     number = path.name[:2]
-    exercise = re.search(rf"exercises/ex{number}_\w+/ex{number}_\w+\.ipynb", tail)
-    assert exercise, f"{path.name} does not point to its exercise"
-    assert (path.parent.parent / exercise.group()).is_file(), f"{path.name} points to a missing {exercise.group()}"
+    # The student's copy in workspace/ (filled from exercises/ by `make lab`), never the tracked release.
+    exercise = re.search(rf"workspace/(ex{number}_\w+/ex{number}_\w+\.ipynb)", tail)
+    assert exercise, f"{path.name} does not point to its exercise in workspace/"
+    released = path.parent.parent / "exercises" / exercise.group(1)
+    assert released.is_file(), f"{path.name} points to {exercise.group()}, but there is no {released.name} released"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -65,3 +67,26 @@ def test_outputs_are_clean(path: Path) -> None:
             text = output.get("text", "") + str(output.get("data", {}).get("text/plain", ""))
             assert not re.search(r" at 0x[0-9a-f]{6,}", text), f"{path.name} cell {number} prints a memory address"
         assert cell.execution_count is not None, f"{path.name} cell {number} was not executed"
+
+
+PREDICTION = "Before running:"
+# What JupyterLab itself writes for a cell whose outputs are collapsed (it keeps the two keys in step).
+OUTPUTS_HIDDEN = {"collapsed": True, "jupyter": {"outputs_hidden": True}}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_prediction_outputs_open_collapsed(path: Path) -> None:
+    """The cell after each "Before running:" question opens with its committed outputs collapsed; no other does."""
+    cells = _read(path).cells
+    predictions = {
+        number + 1 for number, cell in enumerate(cells) if cell.cell_type == "markdown" and PREDICTION in cell.source
+    }
+    assert predictions, f"{path.name} asks no prediction"
+    for number, cell in enumerate(cells):
+        hidden = {key: cell.metadata[key] for key in OUTPUTS_HIDDEN if key in cell.metadata}
+        where = f"{path.name} cell {number + 1}"
+        if number in predictions:
+            assert cell.cell_type == "code" and cell.outputs, f"{where}: a prediction must be followed by code output"
+            assert hidden == OUTPUTS_HIDDEN, f"{where} answers a prediction: its metadata needs {OUTPUTS_HIDDEN}"
+        else:
+            assert not hidden, f"{where} hides its outputs but answers no prediction"

@@ -27,10 +27,11 @@ def test_demo_grades_a_sample_class_end_to_end(
     )
     assert f"graded {len(expected)} submission(s), 0 with errors, 0 flagged" in lines
     assert f"feedback: {len(expected)} HTML page(s) under work/demo/feedback" in lines
-    assert lines[-3:] == [
+    assert lines[-4:] == [
         "report:   work/demo/grades.csv",
         "report:   work/demo/summary.png",
         "gradebook: work/demo/gradebook.db",
+        "formgrader: make lab WORK=work/demo",
     ]
     with (demo / "grades.csv").open() as file:
         rows = list(csv.DictReader(file))

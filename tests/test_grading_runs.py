@@ -18,7 +18,7 @@ import psutil
 
 from grader.course import default_db_url
 from grader.gradebook import cell_scores
-from grader.sample_class import solution_answers, submission, write_class
+from grader.sample_class import scripted_students, solution_answers, submission, write_class
 from tests.conftest import REPO, grader_process
 
 ASSIGNMENT = "ex01_slots"
@@ -116,10 +116,63 @@ def test_a_killed_run_resumes_without_losing_or_duplicating_a_grade(tmp_path: Pa
 def test_check_is_the_terminal_validate_button(tmp_path: Path) -> None:
     run = grader_process("check", str(RELEASE))
     assert run.returncode == 1
-    assert all(line.split()[4] == "FAIL" for line in run.stdout.splitlines()[1:-1]), run.stdout
-    assert run.stdout.splitlines()[-1].startswith("visible tests: 0 of 12 points")
+    rows = {line.split()[0]: line for line in run.stdout.splitlines()[1:-1]}
+    assert set(rows) == {f"test_{part}_{kind}" for part in ("classify_slots", "copy") for kind in ("visible", "hidden")}
+    for grade_id, line in rows.items():
+        expected = "runs when graded" if grade_id.endswith("_hidden") else "FAIL"
+        assert expected in line and " pass " not in line, run.stdout
+    assert run.stdout.splitlines()[-1].startswith("visible tests: 0 of 4 points; 8 more points are decided by hidden")
     solved = tmp_path / RELEASE.name
     nbformat.write(submission(nbformat.read(RELEASE, 4), solution_answers(nbformat.read(SOURCE, 4))), solved)
     run = grader_process("check", str(solved))
     assert run.returncode == 0, run.stdout
-    assert run.stdout.splitlines()[-1].startswith("visible tests: 12 of 12 points")
+    assert run.stdout.splitlines()[-1].startswith("visible tests: 4 of 4 points; 8 more points")
+
+
+def test_a_sandbox_that_dies_mid_run_costs_no_student_anything(tmp_path: Path) -> None:
+    """The warm server is killed as the first grade comes in: it is restarted, every submission it failed is graded
+    again in the same run, and every student gets exactly the points of an undisturbed run."""
+    from grader.autograde import autograde, plan
+    from grader.sandbox import start_sandbox
+
+    work = tmp_path / "work"
+    expected = write_class(ASSIGNMENT, work / "submitted")
+    killed = []
+
+    def kill_once(_outcome: object) -> None:
+        if not killed:
+            killed.append(sandbox.generation)
+            sandbox._process.kill()  # bubblewrap, and with it the warm server and every child
+
+    with start_sandbox(work, workers=2) as sandbox:
+        outcomes = autograde(plan(ASSIGNMENT, work), work, workers=2, on_outcome=kill_once, sandbox=sandbox)
+        assert killed == [1] and sandbox.generation == 2, "the dead server must have been replaced, once"
+    assert {o.student: o.status for o in outcomes} == dict.fromkeys(expected, "ok")
+    assert {o.student: o.score for o in outcomes} == {s: sum(cells.values()) for s, cells in expected.items()}
+    scores = cell_scores(default_db_url(work))
+    assert {student: scores[student][ASSIGNMENT] for student in expected} == expected
+
+
+def test_check_never_counts_a_hidden_cell_as_earned(tmp_path: Path) -> None:
+    """A wrong classify_slots whose visible lines pass and a stub copy: only the 2 visible points are earned."""
+    answers, expected = scripted_students(ASSIGNMENT)
+    student = "classify_crashes_half_initialised"
+    assert sum(expected[student].values()) == 2  # what grading gives it
+    wrong = tmp_path / RELEASE.name
+    nbformat.write(submission(nbformat.read(RELEASE, 4), answers[student]), wrong)
+    run = grader_process("check", str(wrong))
+    assert run.returncode == 1
+    rows = {line.split()[0]: line.split(None, 4)[1:] for line in run.stdout.splitlines()[1:-1]}
+    assert rows["test_classify_slots_visible"][:3] == ["2", "/", "2"]
+    assert "pass" in rows["test_classify_slots_visible"][3]
+    assert rows["test_classify_slots_hidden"][:3] == ["-", "/", "4"]
+    assert rows["test_classify_slots_hidden"][3].startswith("runs when graded")
+    assert run.stdout.splitlines()[-1].startswith("visible tests: 2 of 4 points;")
+
+
+def test_check_refuses_a_notebook_that_is_no_exercise(tmp_path: Path) -> None:
+    stranger = tmp_path / "mine.ipynb"
+    nbformat.write(nbformat.read(RELEASE, 4), stranger)
+    run = grader_process("check", str(stranger))
+    assert run.returncode == 1
+    assert run.stderr.strip() == f"error: {stranger}: not an exercise of this course (no solutions/*/mine.ipynb)"

@@ -35,7 +35,7 @@ def test_release_writes_the_hidden_block_from_the_checks(toy_course_with_checks:
     assert "from solutions/extoy/checks.py" in block
     assert "def observe_answer(ns: dict) -> list:" in block
     # the solution's observations, as the trusted check computes them in the sandbox
-    assert "'[\"type\", \"int\"],'" in block and "'[\"returns\", 42]'" in block
+    assert '\'["type", "int"],\'' in block and "'[\"returns\", 42]'" in block
 
 
 def test_the_checks_and_mistakes_are_never_released(toy_course_with_checks: Path) -> None:

@@ -259,3 +259,54 @@ def test_a_nested_upload_with_a_notebook_is_taken_in(tmp_path: Path) -> None:
     archive = _class_archive(tmp_path, {"carol_4_upload.tar.gz": inner.getvalue()})
     intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
     assert intake.students == {"alice", "bob", "carol"} and intake.rejected == {}
+
+
+def test_a_folder_upload_takes_in_notebooks_only_and_rejects_links_and_special_files(tmp_path: Path) -> None:
+    """Whatever else sits in a student's folder (a page with a script, a 1 GiB sparse file, a named pipe, a name
+    that is not UTF-8) is passed over unread; a link in place of a folder or a notebook rejects that student only."""
+    import os
+
+    incoming = tmp_path / "in"
+
+    def folder(student: str) -> Path:
+        made = incoming / student / "ex01_slots"
+        made.mkdir(parents=True)
+        return made
+
+    honest = folder("honest")
+    (honest / "ex01_slots.ipynb").write_text(NOTEBOOK)
+    (honest / "derivation.html").write_text("<script>alert(1)</script>")
+    with open(honest / "data.bin", "wb") as sparse:
+        sparse.truncate(1 << 30)
+    os.mkfifo(honest / "pipe")
+    (honest / os.fsdecode(b"notes\xff.txt")).write_text("x")
+    (folder("bob") / "ex01_slots.ipynb").write_text(NOTEBOOK)
+    (incoming / "mallory").mkdir()
+    (incoming / "mallory" / "ex01_slots").symlink_to(incoming / "bob" / "ex01_slots")
+    (incoming / "trudy").symlink_to(incoming / "bob")
+    os.mkfifo(folder("pat") / "ex01_slots.ipynb")
+    (folder("linda") / "ex01_slots.ipynb").symlink_to(honest / "ex01_slots.ipynb")
+
+    tracemalloc.start()
+    intake = take_in(incoming, None, tmp_path / "submitted")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert _layout(tmp_path / "submitted") == ["bob/ex01_slots/ex01_slots.ipynb", "honest/ex01_slots/ex01_slots.ipynb"]
+    assert set(intake.rejected) == {"mallory", "trudy", "pat", "linda"}
+    assert "symbolic link" in intake.rejected["mallory"] and "symbolic link" in intake.rejected["trudy"]
+    assert "special file" in intake.rejected["pat"]
+    passed_over = "\n".join(intake.skipped)
+    assert "derivation.html: not a notebook" in passed_over and "notes\\udcff.txt" in passed_over
+    assert peak < 16 << 20, f"intake held {peak >> 20} MiB"
+
+
+def test_a_flat_folder_passes_over_a_named_pipe(tmp_path: Path) -> None:
+    import os
+
+    incoming = tmp_path / "in"
+    incoming.mkdir()
+    (incoming / "alice.ipynb").write_text(NOTEBOOK)
+    os.mkfifo(incoming / "mallory.ipynb")
+    intake = take_in(incoming, "ex01_slots", tmp_path / "submitted")
+    assert _layout(tmp_path / "submitted") == ["alice/ex01_slots/ex01_slots.ipynb"]
+    assert any("mallory.ipynb: a symbolic link or special file" in line for line in intake.skipped)

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from grader.course import solutions
@@ -151,3 +152,40 @@ def test_prepared_cells_are_transformed_as_the_shell_would(sandbox: Sandbox) -> 
     [reply] = run(sandbox, f"import json\njson.dumps([get_ipython().transform_cell(s) for s in {list(prepared)!r}])")
     by_the_shell = json.loads(ast.literal_eval(reply["outputs"][0]["data"]["text/plain"]))
     assert by_the_shell == list(prepared.values())
+
+
+def test_a_notebooks_outputs_have_a_budget_of_their_own() -> None:
+    from grader.sandboxed_execute import checked_outputs
+
+    picture = {"output_type": "display_data", "data": {"image/png": "A" * 1000}, "metadata": {}}
+    error = {"output_type": "error", "ename": "ValueError", "evalue": "wrong", "traceback": []}
+    kept, used = checked_outputs([picture, picture, error], room=1500)
+    assert [o["output_type"] for o in kept] == ["display_data", "error", "stream"]
+    assert used < 1500 and "dropped 1 output(s)" in kept[-1]["text"]
+    kept, used = checked_outputs([picture, error], room=10)  # no room left: the error still decides the cell
+    assert [o["output_type"] for o in kept] == ["error", "stream"] and kept[0]["evalue"] == "wrong"
+    assert used == 0 and "dropped 2 output(s)" in kept[-1]["text"]
+
+
+def test_the_sandbox_refuses_a_python_it_would_hide(tmp_path: Path) -> None:
+    from grader.sandbox import _check_visible_inside
+
+    with pytest.raises(RuntimeError, match="mounts a folder of its own at /tmp"):
+        _check_visible_inside(Path("/tmp/review/.venv"))  # bound there as named, even where it is a link
+    _check_visible_inside(Path(sys.prefix))
+
+
+def test_the_trusted_check_refuses_a_solution_that_does_not_run(sandbox: Sandbox) -> None:
+    """A reference whose cells fail (a sandbox that cannot import what they need, say) must stop the run, never
+    make every failing submission look like the solution."""
+    from grader.course import CourseError
+    from grader.trusted import TrustedChecker
+
+    checker = TrustedChecker("ex01_slots", sandbox)
+    observations, problem = checker.observe(["x = 1", "import no_such_module"], every_cell_runs=True)
+    assert (
+        observations == {} and problem == "code cell 2 failed (ModuleNotFoundError: No module named 'no_such_module')"
+    )
+    checker.source.cells.insert(0, nbformat.v4.new_code_cell("raise ImportError('hidden by the sandbox')"))
+    with pytest.raises(CourseError, match="fails on the solution: code cell 1 failed"):
+        checker.reference()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import UID_BASE, CellTimeout, ChildDied, Limits, Sandbox, SandboxFailure, bubblewrap_available
+from grader.sandbox import CellTimeout, ChildDied, Limits, Sandbox, SandboxFailure, bubblewrap_available
 
 pytestmark = pytest.mark.skipif(
     not (bubblewrap_available() and os.geteuid() == 0), reason="children are isolated as root inside bubblewrap"
@@ -115,7 +115,7 @@ def test_nothing_a_child_started_outlives_it_however_it_hops(sandbox: Sandbox) -
     for _attempt in range(300):
         with sandbox.child() as child:
             child.request({"op": "run", "source": HOPPER})
-            uid = UID_BASE + child.number
+            uid = sandbox.uid_base + child.number
         left = processes_of(uid)
         if left:
             survivors[uid] = left

@@ -141,3 +141,27 @@ def test_an_unreadable_class_archive_is_one_error_line(tmp_path: Path) -> None:
     assert run.stdout == ""
     [line] = run.stderr.strip().splitlines()
     assert line.startswith(f"error: {archive}: cannot be extracted (not a readable archive")
+
+
+def test_submitted_html_and_markdown_past_the_budget_are_notes_not_cleaned(tmp_path: Path) -> None:
+    """Cleaning is slow on dense HTML: past a notebook's budget, what a student wrote is replaced by a note, and
+    nothing of it survives as markup."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    from grader.sanitize import BUDGET, SanitizeSubmission
+
+    dense = "<b>x</b><script>alert(1)</script>" * (BUDGET // 16)
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("A *short* note <img src=x onerror=alert(1)>"),
+            new_code_cell("1", outputs=[new_output("display_data", data={"text/html": dense, "text/plain": "x"})]),
+            new_markdown_cell(dense),
+        ]
+    )
+    cleaned, _ = SanitizeSubmission().preprocess(nb, {})
+    short, code, long = cleaned.cells
+    assert "onerror" not in short.source and "<em>short</em>" in short.source
+    assert code.outputs[0]["data"] == {
+        "text/plain": f"[an HTML or markdown output of {len(dense)} characters, too long to show]"
+    }
+    assert long.source == f"*[{len(dense)} characters of markdown]*"

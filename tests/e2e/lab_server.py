@@ -56,8 +56,9 @@ class Lab:
 
 
 @contextlib.contextmanager
-def running_lab(runtime: Path, extra_args: tuple[str, ...] = ()) -> Iterator[Lab]:
-    """Start `make lab` with LAB_ARGS (port, token, `extra_args`), wait until it answers, stop its process group.
+def running_lab(runtime: Path, extra_args: tuple[str, ...] = (), make_vars: tuple[str, ...] = ()) -> Iterator[Lab]:
+    """Start `make lab` with LAB_ARGS (port, token, `extra_args`) and `make_vars` (`NAME=value`), wait until it
+    answers, stop its process group.
 
     `runtime` is a fresh folder for the server's runtime files and its log (`lab.log`).
     """
@@ -66,7 +67,7 @@ def running_lab(runtime: Path, extra_args: tuple[str, ...] = ()) -> Iterator[Lab
     log_path = runtime / "lab.log"
     log = log_path.open("w")
     process = subprocess.Popen(
-        ["make", "-s", "lab", f"LAB_ARGS={args}"],
+        ["make", "-s", "lab", f"LAB_ARGS={args}", *make_vars],
         cwd=REPO,
         env=dict(os.environ, JUPYTER_RUNTIME_DIR=str(runtime)),
         stdout=log,

@@ -1,4 +1,5 @@
-"""A student works an exercise in JupyterLab: Validate fails on the release, types a solution, Validate passes."""
+"""A student works an exercise in JupyterLab: it opens from workspace/ unchanged; Validate fails on the release,
+the student types a solution, Validate passes."""
 
 from __future__ import annotations
 
@@ -69,3 +70,14 @@ def test_validate_fails_on_the_release_and_passes_once_solved(page, lab: Lab, wo
 
     assert page.writes.under("exercises") == []
     assert digest(REPO / "exercises") == before
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_an_exercise_opens_in_the_workspace_without_unsaved_changes(page, lab: Lab, release: str) -> None:
+    """`make lab` copied it to workspace/; once its kernel has told JupyterLab its language_info, nothing changed."""
+    path = f"workspace/{release}"
+    assert (REPO / path).is_file(), "make lab fills workspace/ from exercises/"
+    open_notebook(page, path)
+    page.wait_for_timeout(2_000)  # JupyterLab writes the kernel's language_info once the kernel is ready
+    assert page.evaluate("(path) => window.e2eNotebook(path).context.model.dirty", path) is False
+    assert page.writes.paths == []

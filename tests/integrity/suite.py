@@ -172,6 +172,15 @@ def build(course: Course, batch: Batch, vectors: list[Vector], honest: dict[str,
         batch.judgements[student] = Judgement(student, None, course.deserved(spec), role)
 
 
+def taken_in_fingerprint(folder: Path) -> str:
+    """The fingerprint of what intake takes in of a submission folder: its notebooks that are regular files."""
+    with tempfile.TemporaryDirectory() as scratch:
+        for path in folder.glob("*.ipynb"):
+            if path.is_file() and not path.is_symlink() and not folder.is_symlink():
+                shutil.copyfile(path, Path(scratch) / path.name)
+        return fingerprint(Path(scratch))
+
+
 def grader_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "grader", *args]
 
@@ -251,7 +260,7 @@ def _run(root: Path, echo: bool) -> Result:
         batches.append(Batch("quarantine", root / "quarantine", {}))
         build(course, batches[1], quarantined, WITNESSES, "witness")
     sent = {
-        student: fingerprint(batch.submissions / student / ASSIGNMENT)
+        student: taken_in_fingerprint(batch.submissions / student / ASSIGNMENT)
         for batch in batches
         for student in batch.judgements
     }
@@ -324,7 +333,8 @@ def judge(batch: Batch, course: Course, root: Path, sent: dict[str, str]) -> Non
             judgement.problems.append("no ledger record" if ledger is None else "no grades.csv row")
         elif row["status"] != judgement.status:
             judgement.problems.append(f"grades.csv says {row['status']!r}")
-        if ledger is not None and ledger.get("fingerprint") != sent[student]:
+        refused = str(judgement.status).startswith("error: the upload could not be taken in")
+        if ledger is not None and ledger.get("fingerprint") != sent[student] and not refused:
             judgement.problems.append("graded files differ from the submitted ones")
         submitted = work_dir / "submitted" / student / ASSIGNMENT
         if submitted.is_dir() and fingerprint(submitted) != sent[student]:

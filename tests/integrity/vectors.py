@@ -1445,7 +1445,7 @@ VECTORS: list[Vector] = [
         huge_sparse,
         deserved="full",
         kinds=("error",),
-        reason="JSON",
+        reason=("JSON", "more than 64 MiB"),
     ),
     Vector(
         17,
@@ -1919,6 +1919,198 @@ VECTORS += [
         lambda ctx: with_code(ctx, ODD_OUTPUTS, answers=ctx.course.solution),
         deserved="full",
         kinds=("ok",),
+    ),
+]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 23: the surfaces, round two: files beside the notebook, links in place of folders, outputs spread over many cells;
+# and the hidden tests read from the frames that call the student's code
+# --------------------------------------------------------------------------------------------------------------
+
+# The functions are right; each also keeps the source of whatever called it (the hidden tests, when they run), and
+# a cell added at the end prints it, so that it would reach the student's own feedback.
+STEAL_BY_FRAMES = """
+import linecache as _linecache
+import sys as _sys
+
+_stolen = {}
+
+
+def _steal():
+    frame = _sys._getframe(2)
+    while frame is not None:
+        text = "".join(_linecache.getlines(frame.f_code.co_filename))
+        if "HIDDEN" in text:
+            _stolen[frame.f_code.co_filename] = text
+        frame = frame.f_back
+
+
+_honest_classify, _honest_copy = classify_slots, copy_sharing_parameters
+
+
+def classify_slots(module):
+    _steal()
+    return _honest_classify(module)
+
+
+def copy_sharing_parameters(module):
+    _steal()
+    return _honest_copy(module)
+"""
+
+
+def steal_by_frames(ctx: Context) -> None:
+    answers = dict(ctx.course.solution)
+    answers["copy_sharing_parameters"] += "\n" + STEAL_BY_FRAMES
+    nb = notebook(ctx, answers)
+    nb.cells.append(nbformat.v4.new_code_cell("print('STOLEN', *_stolen.values())"))
+    save(ctx, nb)
+
+
+def beside(files: dict[str, bytes]) -> Callable[[Context], None]:
+    """A full answer, with these files beside it in the submission folder."""
+
+    def build(ctx: Context) -> None:
+        nb = notebook(ctx, ctx.course.solution)
+        nb.cells.append(nbformat.v4.new_markdown_cell("See [my derivation](derivation.html)."))
+        save(ctx, nb)
+        for name, data in files.items():
+            (ctx.folder / name).write_bytes(data)
+
+    return build
+
+
+def named_pipe(ctx: Context) -> None:
+    save(ctx, notebook(ctx, ctx.course.solution))
+    os.mkfifo(ctx.folder / "pipe")
+
+
+def sparse_gigabyte(ctx: Context) -> None:
+    save(ctx, notebook(ctx, ctx.course.solution))
+    with open(ctx.folder / "data.bin", "wb") as handle:
+        handle.truncate(1 << 30)
+
+
+def linked_folder(ctx: Context) -> None:
+    """The submission folder is a link to the honest 'full' student's."""
+    ctx.folder.rmdir()
+    ctx.folder.symlink_to(ctx.folder.parent.parent / "full" / ASSIGNMENT)
+
+
+def many_cells(code: str, count: int) -> Callable[[Context], None]:
+    def build(ctx: Context) -> None:
+        nb = notebook(ctx, ctx.course.solution)
+        nb.cells += [nbformat.v4.new_code_cell(code) for _ in range(count)]
+        save(ctx, nb)
+
+    return build
+
+
+PICTURE_8MB = "from IPython.display import display as _d\n_d({'image/png': 'A' * 8_000_000}, raw=True)"
+DENSE_HTML = "from IPython.display import display as _d\n_d({'text/html': '<b>x</b><i>y</i>' * (1 << 18)}, raw=True)"
+
+
+def nothing_stolen(evidence: Evidence, course: Course) -> list[str]:
+    if evidence.notebook is None:
+        return ["no autograded notebook"]
+    shown = json.dumps([cell.get("outputs", []) for cell in evidence.notebook.cells if cell.cell_type == "code"])
+    return [f"the hidden tests' {secret[:40]!r} is in the outputs" for secret in course.secrets if secret in shown]
+
+
+def only_notebooks_graded(evidence: Evidence, course: Course) -> list[str]:
+    found = [p for p in evidence.root.rglob("*") if "autograded" in p.parts or "submitted" in p.parts]
+    others = sorted({p.name for p in found if not p.is_dir() and p.suffix != ".ipynb" and p.name != ".timestamp"})
+    return [f"{name} was taken in beside the notebooks" for name in others if name != "timestamp.txt"]
+
+
+def notebook_bounded(evidence: Evidence, course: Course) -> list[str]:
+    if evidence.notebook is None:
+        return ["no autograded notebook"]
+    size = len(json.dumps(evidence.notebook))
+    return [f"the autograded notebook is {size >> 20} MiB"] if size > 40 << 20 else []
+
+
+def html_shown_as_note(evidence: Evidence, course: Course) -> list[str]:
+    if evidence.notebook is None:
+        return ["no autograded notebook"]
+    kept = [
+        output
+        for cell in evidence.notebook.cells
+        for output in cell.get("outputs", [])
+        if len(str(output.get("data", {}).get("text/html", ""))) > 1 << 20
+    ]
+    return [f"{len(kept)} HTML output(s) of over 1 MiB kept"] if kept else []
+
+
+VECTORS += [
+    Vector(
+        18,
+        "18c",
+        "steal_by_frames",
+        "right answers that keep the source of the frames calling them, printed by a cell added at the end",
+        steal_by_frames,
+        deserved="full",
+        kinds=("ok",),
+        check=nothing_stolen,
+    ),
+    Vector(
+        23,
+        "23a",
+        "page_beside",
+        "a full answer, a page with a script beside it and a markdown link to the page",
+        beside({"derivation.html": b"<script>document.title = 'INTEGRITY'</script>", "plot.svg": b"<svg/>"}),
+        deserved="full",
+        kinds=("ok",),
+        check=only_notebooks_graded,
+    ),
+    Vector(
+        23,
+        "23b",
+        "named_pipe",
+        "a full answer beside a named pipe",
+        named_pipe,
+        deserved="full",
+        kinds=("ok",),
+    ),
+    Vector(
+        23,
+        "23c",
+        "sparse_gigabyte",
+        "a full answer beside a 1 GiB sparse file",
+        sparse_gigabyte,
+        deserved="full",
+        kinds=("ok",),
+        check=only_notebooks_graded,
+    ),
+    Vector(
+        23,
+        "23d",
+        "linked_folder",
+        "the submission folder is a link to an honest student's",
+        linked_folder,
+        kinds=("error",),
+        reason="symbolic link",
+    ),
+    Vector(
+        23,
+        "23e",
+        "outputs_over_cells",
+        "a full answer and 40 added cells of 8 MB each, under every per-cell limit",
+        many_cells(PICTURE_8MB, 40),
+        deserved="full",
+        kinds=("ok",),
+        check=notebook_bounded,
+    ),
+    Vector(
+        23,
+        "23f",
+        "dense_html",
+        "a full answer and 4 MiB of dense HTML, slow to clean",
+        many_cells(DENSE_HTML, 1),
+        deserved="full",
+        kinds=("ok",),
+        check=html_shown_as_note,
     ),
 ]
 

@@ -1,0 +1,316 @@
+"""Synthetic wrong answers to exercise 7 and the points each graded cell must give them.
+
+Each answer is the whole solution cell as a student would type it (signature and docstring included).
+A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
+The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
+a graded cell earns its points exactly when it runs without an error.
+"""
+
+ASSIGNMENT = "ex07_changing_class"
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: export_plain_state_dict
+# ---------------------------------------------------------------------------------------------------------
+
+# Renames the keys but keeps the stored originals: the values are not the ones the model uses.
+EXPORT_ORIGINAL_VALUES = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    return {key.replace("parametrizations.", "").replace(".original", ""): value
+            for key, value in model.state_dict().items()}
+'''
+
+# Removes the parametrizations from the model itself: right keys and values, and the model is changed for good.
+EXPORT_REMOVES_ON_MODEL = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    for module in model.modules():
+        while parametrize.is_parametrized(module):
+            name = next(iter(module.parametrizations))
+            parametrize.remove_parametrizations(module, name, leave_parametrized=True)
+    return dict(model.state_dict())
+'''
+
+# Removes them from a deep copy: the copy shares its generated class with the model, so removing the property
+# from the copy's class breaks the model (and the key order follows the copy, not the model).
+EXPORT_DEEPCOPY_REMOVE = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    import copy
+
+    plain = copy.deepcopy(model)
+    for module in plain.modules():
+        while parametrize.is_parametrized(module):
+            name = next(iter(module.parametrizations))
+            parametrize.remove_parametrizations(module, name, leave_parametrized=True)
+    return dict(plain.state_dict())
+'''
+
+# Computes the values with autograd on and never detaches: every renamed value requires grad.
+EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    stored = {}
+    for prefix, module in model.named_modules(remove_duplicate=False):
+        if parametrize.is_parametrized(module):
+            dotted = f"{prefix}." if prefix else ""
+            for name in module.parametrizations:
+                stored[f"{dotted}parametrizations.{name}.original"] = (f"{dotted}{name}", module, name)
+    plain = {}
+    for key, value in model.state_dict().items():
+        if key in stored:
+            plain_key, module, name = stored[key]
+            plain[plain_key] = getattr(module, name)
+        else:
+            plain[key] = value
+    return plain
+'''
+
+# Walks named_modules() with its default de-duplication: a shared module's second prefix keeps its old key.
+EXPORT_FIRST_NAME_ONLY = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    stored = {}
+    for prefix, module in model.named_modules():
+        if parametrize.is_parametrized(module):
+            dotted = f"{prefix}." if prefix else ""
+            for name in module.parametrizations:
+                stored[f"{dotted}parametrizations.{name}.original"] = (f"{dotted}{name}", module, name)
+    plain = {}
+    with torch.no_grad():
+        for key, value in model.state_dict().items():
+            if key in stored:
+                plain_key, module, name = stored[key]
+                plain[plain_key] = getattr(module, name).detach()
+            else:
+                plain[key] = value
+    return plain
+'''
+
+# Applies only the first parametrization of each name: right for one, wrong when two are stacked.
+EXPORT_FIRST_PARAMETRIZATION_ONLY = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    plain = {}
+    with torch.no_grad():
+        for key, value in model.state_dict().items():
+            head, marker, tail = key.rpartition("parametrizations.")
+            if marker and tail.endswith(".original"):
+                name = tail[: -len(".original")]
+                holder = model.get_submodule(head[:-1]) if head else model
+                plain[head + name] = holder.parametrizations[name][0](value).detach()
+            else:
+                plain[key] = value
+    return plain
+'''
+
+# Puts the plain entries first and the computed ones at the end: right keys and values, wrong order.
+EXPORT_APPENDS_AT_END = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    plain, computed = {}, {}
+    with torch.no_grad():
+        for key, value in model.state_dict().items():
+            head, marker, tail = key.rpartition("parametrizations.")
+            if marker and tail.endswith(".original"):
+                name = tail[: -len(".original")]
+                holder = model.get_submodule(head[:-1]) if head else model
+                computed[head + name] = getattr(holder, name).detach()
+            else:
+                plain[key] = value
+    return {**plain, **computed}
+'''
+
+# A correct part 1 written differently: parses each key and resolves its module by path.
+EXPORT_CORRECT_BY_KEY = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    plain = {}
+    with torch.no_grad():
+        for key, value in model.state_dict().items():
+            head, marker, tail = key.rpartition("parametrizations.")
+            if marker and tail.endswith(".original"):
+                name = tail[: -len(".original")]
+                holder = model.get_submodule(head[:-1]) if head else model
+                value = getattr(holder, name).detach()
+                key = head + name
+            plain[key] = value
+    return plain
+'''
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: materialize
+# ---------------------------------------------------------------------------------------------------------
+
+# model.eval(), the call, model.train(): every flag ends True, whatever it was.
+MATERIALIZE_TRAIN_AFTER = '''def materialize(model, *args):
+    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
+    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
+        model.eval()
+        with torch.no_grad():
+            model(*args)
+        model.train()
+    return model
+'''
+
+# Restores the root's flag with train(mode): train() recurses, so mixed modes are lost.
+MATERIALIZE_ROOT_FLAG_ONLY = '''def materialize(model, *args):
+    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
+    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            model(*args)
+        model.train(was_training)
+    return model
+'''
+
+# Runs the dry call in whatever mode the model is in: norm layers in training mode count the batch and move
+# their running statistics.
+MATERIALIZE_KEEPS_MODE = '''def materialize(model, *args):
+    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
+    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
+        with torch.no_grad():
+            model(*args)
+    return model
+'''
+
+# Always calls the model, also when nothing is lazy.
+MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
+    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
+    flags = [(module, module.training) for module in model.modules()]
+    for module, _ in flags:
+        module.training = False
+    with torch.no_grad():
+        model(*args)
+    for module, flag in flags:
+        module.training = flag
+    return model
+'''
+
+# Asks has_uninitialized_params(): a lazy module whose parameters came from a checkpoint stays lazy.
+MATERIALIZE_UNINITIALIZED_ONLY = '''def materialize(model, *args):
+    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
+    lazy = [m for m in model.modules() if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
+    if lazy:
+        flags = [(module, module.training) for module in model.modules()]
+        for module, _ in flags:
+            module.training = False
+        with torch.no_grad():
+            model(*args)
+        for module, flag in flags:
+            module.training = flag
+    return model
+'''
+
+# A correct part 2 written differently: flags kept by qualified name, restored through get_submodule.
+MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
+    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
+    if not any(isinstance(module, LazyModuleMixin) for module in model.modules()):
+        return model
+    flags = {name: module.training for name, module in model.named_modules()}
+    model.eval()
+    with torch.no_grad():
+        model(*args)
+    for name, flag in flags.items():
+        model.get_submodule(name).training = flag
+    return model
+'''
+
+# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
+ANSWERS = {
+    "export_original_values": {"export_plain_state_dict": EXPORT_ORIGINAL_VALUES},
+    "export_removes_on_model": {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL},
+    "export_deepcopy_remove": {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE},
+    "export_keeps_graph": {"export_plain_state_dict": EXPORT_KEEPS_GRAPH},
+    "export_first_name_only": {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY},
+    "export_first_parametrization_only": {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
+    "export_appends_at_end": {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
+    "materialize_train_after": {"materialize": MATERIALIZE_TRAIN_AFTER},
+    "materialize_root_flag_only": {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
+    "materialize_keeps_mode": {"materialize": MATERIALIZE_KEEPS_MODE},
+    "materialize_always_calls": {"materialize": MATERIALIZE_ALWAYS_CALLS},
+    "materialize_uninitialized_only": {
+        "export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
+        "materialize": MATERIALIZE_UNINITIALIZED_ONLY,
+    },
+    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
+    "alternative_correct": {
+        "export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
+        "materialize": MATERIALIZE_CORRECT_BY_NAME,
+    },
+}
+
+# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
+EXPECTED = {
+    "export_original_values": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "export_removes_on_model": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "export_deepcopy_remove": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "export_keeps_graph": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "export_first_name_only": {
+        "test_export_visible": 2,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "export_first_parametrization_only": {
+        "test_export_visible": 2,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "export_appends_at_end": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "materialize_train_after": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "materialize_root_flag_only": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "materialize_keeps_mode": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "materialize_always_calls": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "materialize_uninitialized_only": {
+        "test_export_visible": 2,
+        "test_export_hidden": 4,
+        "test_materialize_visible": 2,
+        "test_materialize_hidden": 0,
+    },
+    "alternative_correct": {
+        "test_export_visible": 2,
+        "test_export_hidden": 4,
+        "test_materialize_visible": 2,
+        "test_materialize_hidden": 4,
+    },
+}

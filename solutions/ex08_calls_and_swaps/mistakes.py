@@ -1,0 +1,309 @@
+"""Synthetic wrong answers to exercise 8 and the points each graded cell must give them.
+
+Each answer is the whole solution cell as a student would type it (signature and docstring included).
+A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
+The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
+a graded cell earns its points exactly when it runs without an error.
+"""
+
+ASSIGNMENT = "ex08_calls_and_swaps"
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 1: call_with
+# ---------------------------------------------------------------------------------------------------------
+
+# Swaps and restores, but without a finally: a call that raises leaves the given tensors in the module.
+CALL_NO_FINALLY = '''def call_with(module, tensors, *args):
+    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
+    named = dict(module.named_parameters(remove_duplicate=False))
+    named.update(module.named_buffers(remove_duplicate=False))
+    for name in tensors:
+        if name not in named:
+            raise KeyError(name)
+    replacement = {id(named[name]): tensor for name, tensor in tensors.items()}
+    entries = [(registry, key, value) for owner in module.modules()
+               for registry in (owner._parameters, owner._buffers)
+               for key, value in registry.items() if value is not None and id(value) in replacement]
+    for registry, key, value in entries:
+        registry[key] = replacement[id(value)]
+    out = module(*args)
+    for registry, key, value in entries:
+        registry[key] = value
+    return out
+'''
+
+# Goes through setattr, wrapping each tensor in a new Parameter where a Parameter was (a plain tensor would be
+# refused there): the module computes with a copy of the given tensor's role, and gradients stop at the wrapper.
+CALL_WRAPS_IN_PARAMETER = '''def call_with(module, tensors, *args):
+    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
+    named = dict(module.named_parameters(remove_duplicate=False))
+    named.update(module.named_buffers(remove_duplicate=False))
+    for name in tensors:
+        if name not in named:
+            raise KeyError(name)
+    saved = []
+    try:
+        for name, tensor in tensors.items():
+            owner_name, _, key = name.rpartition(".")
+            owner = module.get_submodule(owner_name)
+            old = getattr(owner, key)
+            saved.append((owner, key, old))
+            setattr(owner, key, nn.Parameter(tensor) if isinstance(old, nn.Parameter) else tensor)
+        return module(*args)
+    finally:
+        for owner, key, old in reversed(saved):
+            setattr(owner, key, old)
+'''
+
+# Copies the values into the module's own tensors and back: the registries never change, and nothing reaches the
+# given tensors (no gradient, no in-place update).
+CALL_COPIES_VALUES = '''def call_with(module, tensors, *args):
+    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
+    named = dict(module.named_parameters(remove_duplicate=False))
+    named.update(module.named_buffers(remove_duplicate=False))
+    for name in tensors:
+        if name not in named:
+            raise KeyError(name)
+    saved = [(named[name], named[name].detach().clone()) for name in tensors]
+    try:
+        with torch.no_grad():
+            for name, tensor in tensors.items():
+                named[name].copy_(tensor)
+        return module(*args)
+    finally:
+        with torch.no_grad():
+            for own, value in saved:
+                own.copy_(value)
+'''
+
+# Delegates to functional_call after checking the names: a module registered under several names keeps the
+# given tensor after the call (functional_call's restore swaps the same slot twice).
+CALL_DELEGATES = '''def call_with(module, tensors, *args):
+    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
+    named = dict(module.named_parameters(remove_duplicate=False))
+    named.update(module.named_buffers(remove_duplicate=False))
+    for name in tensors:
+        if name not in named:
+            raise KeyError(f"unknown name {name!r}")
+    return functional_call(module, tensors, args)
+'''
+
+# Replaces only the entry the name points to: a weight tied to another module's keeps its old value there.
+CALL_NAMED_ENTRY_ONLY = '''def call_with(module, tensors, *args):
+    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
+    named = dict(module.named_parameters(remove_duplicate=False))
+    named.update(module.named_buffers(remove_duplicate=False))
+    for name in tensors:
+        if name not in named:
+            raise KeyError(name)
+    saved = []
+    try:
+        for name, tensor in tensors.items():
+            owner_name, _, key = name.rpartition(".")
+            owner = module.get_submodule(owner_name)
+            registry = owner._parameters if key in owner._parameters else owner._buffers
+            saved.append((registry, key, registry[key]))
+            registry[key] = tensor
+        return module(*args)
+    finally:
+        for registry, key, value in reversed(saved):
+            registry[key] = value
+'''
+
+# Checks each name while swapping: a bad name after good ones raises with the good ones still swapped in.
+CALL_CHECKS_WHILE_SWAPPING = '''def call_with(module, tensors, *args):
+    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
+    named = dict(module.named_parameters(remove_duplicate=False))
+    named.update(module.named_buffers(remove_duplicate=False))
+    entries = []
+    for name, tensor in tensors.items():
+        if name not in named:
+            raise KeyError(name)
+        old = named[name]
+        for owner in module.modules():
+            for registry in (owner._parameters, owner._buffers):
+                for key, value in list(registry.items()):
+                    if value is old:
+                        entries.append((registry, key, value))
+                        registry[key] = tensor
+    try:
+        return module(*args)
+    finally:
+        for registry, key, value in reversed(entries):
+            registry[key] = value
+'''
+
+# A correct part 1 written differently: the entries found by walking vars() of every module, restored in reverse.
+CALL_CORRECT_BY_VARS = '''def call_with(module, tensors, *args):
+    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
+    valid = {name: value for name, value in module.named_parameters(remove_duplicate=False)}
+    valid.update(module.named_buffers(remove_duplicate=False))
+    unknown = [name for name in tensors if name not in valid]
+    if unknown:
+        raise KeyError(f"no parameter or buffer named {unknown[0]!r}")
+    swaps = []
+    for name, tensor in tensors.items():
+        for owner in module.modules():
+            for registry_name in ("_parameters", "_buffers"):
+                registry = vars(owner)[registry_name]
+                for key in registry:
+                    if registry[key] is valid[name]:
+                        swaps.append((registry, key, registry[key], tensor))
+    try:
+        for registry, key, _, tensor in swaps:
+            registry[key] = tensor
+        return module(*args)
+    finally:
+        for registry, key, old, _ in reversed(swaps):
+            registry[key] = old
+'''
+
+# ---------------------------------------------------------------------------------------------------------
+# Part 2: apply_once
+# ---------------------------------------------------------------------------------------------------------
+
+# Calls apply(): a module registered under two parents is visited twice.
+APPLY_DIRECT = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    return model.apply(fn)
+'''
+
+# Walks modules(): each module once, but parents before children.
+APPLY_PREORDER = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    for module in model.modules():
+        fn(module)
+    return model
+'''
+
+# Keeps the last visit of a shared module instead of the first.
+APPLY_LAST_VISIT = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    visits = []
+    model.apply(visits.append)
+    last = {id(module): index for index, module in enumerate(visits)}
+    for index, module in enumerate(visits):
+        if last[id(module)] == index:
+            fn(module)
+    return model
+'''
+
+# Walks _modules itself and forgets that a child can be None.
+APPLY_NONE_CHILD = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    seen = set()
+
+    def visit(module):
+        for child in module._modules.values():
+            visit(child)
+        if id(module) not in seen:
+            seen.add(id(module))
+            fn(module)
+
+    visit(model)
+    return model
+'''
+
+# A correct part 2 written differently: an explicit stack instead of recursion.
+APPLY_CORRECT_STACK = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    done = set()
+    stack = [(model, False)]
+    while stack:
+        module, expanded = stack.pop()
+        if expanded:
+            if id(module) not in done:
+                done.add(id(module))
+                fn(module)
+            continue
+        stack.append((module, True))
+        for child in reversed(list(module.children())):
+            stack.append((child, False))
+    return model
+'''
+
+# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
+ANSWERS = {
+    "call_no_finally": {"call_with": CALL_NO_FINALLY},
+    "call_wraps_in_parameter": {"call_with": CALL_WRAPS_IN_PARAMETER},
+    "call_copies_values": {"call_with": CALL_COPIES_VALUES},
+    "call_delegates": {"call_with": CALL_DELEGATES},
+    "call_named_entry_only": {"call_with": CALL_NAMED_ENTRY_ONLY},
+    "call_checks_while_swapping": {"call_with": CALL_CHECKS_WHILE_SWAPPING, "apply_once": APPLY_CORRECT_STACK},
+    "apply_direct": {"apply_once": APPLY_DIRECT},
+    "apply_preorder": {"apply_once": APPLY_PREORDER},
+    "apply_last_visit": {"apply_once": APPLY_LAST_VISIT},
+    "apply_none_child": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_NONE_CHILD},
+    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
+    "alternative_correct": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK},
+}
+
+# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
+EXPECTED = {
+    "call_no_finally": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "call_wraps_in_parameter": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "call_copies_values": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "call_delegates": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "call_named_entry_only": {
+        "test_call_with_visible": 2,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "call_checks_while_swapping": {
+        "test_call_with_visible": 2,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 2,
+        "test_apply_once_hidden": 4,
+    },
+    "apply_direct": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "apply_preorder": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "apply_last_visit": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "apply_none_child": {
+        "test_call_with_visible": 2,
+        "test_call_with_hidden": 4,
+        "test_apply_once_visible": 2,
+        "test_apply_once_hidden": 0,
+    },
+    "alternative_correct": {
+        "test_call_with_visible": 2,
+        "test_call_with_hidden": 4,
+        "test_apply_once_visible": 2,
+        "test_apply_once_hidden": 4,
+    },
+}

@@ -1,0 +1,81 @@
+"""An instructor grades in the Formgrader after `python -m grader autograde`: the Autograde button grades the way the
+grader does (sandbox and trusted check), so a faked-type cheat's trusted 0 points stand; the Flagged? column and
+the grading view show the flag and its reason on each affected cell."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from grader.nbgrader_steps import FLAG_NOTE
+from tests.conftest import grader_process
+from tests.e2e.conftest import VIEWPORT
+from tests.e2e.lab_server import REPO, Lab, running_lab
+from tests.test_nbgrader_steps import ASSIGNMENT, CLASSIFY_TESTS, recorded, write_cheat
+
+STUDENT = "liar"
+AUTOGRADE_TIMEOUT_MS = 300_000
+
+
+@dataclass
+class Graded:
+    work: Path
+    lab: Lab
+    page: object
+    before: tuple
+
+
+@pytest.fixture(scope="module")
+def graded(browser, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graded]:
+    """The cheat graded by `python -m grader autograde` in a work folder, and `make lab WORK=` on that folder."""
+    scratch = tmp_path_factory.mktemp("formgrader-grading")
+    work = REPO / "work" / "e2e" / scratch.name  # inside the served root, git-ignored
+    write_cheat(scratch / "in", STUDENT)
+    run = grader_process("autograde", str(scratch / "in"), "--work", str(work), "--workers", "1")
+    assert run.returncode == 0 and "flagged" in run.stdout, run.stdout + run.stderr
+    try:
+        with running_lab(scratch, make_vars=(f"WORK={work.relative_to(REPO)}",)) as lab:
+            context = browser.new_context(viewport=VIEWPORT)
+            context.set_default_timeout(60_000)
+            page = context.new_page()
+            page.goto(lab.url("/login"))  # the session cookie, for the Formgrader's own API calls
+            try:
+                yield Graded(work, lab, page, recorded(work, STUDENT))
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_autograde_button_keeps_the_trusted_grade(graded: Graded) -> None:
+    scores, flagged, _ = graded.before
+    assert flagged and scores == dict.fromkeys(scores, 0.0)
+    page = graded.page
+    page.goto(graded.lab.url(f"/formgrader/manage_submissions/{ASSIGNMENT}"))
+    button = page.locator("#main-table tr", has_text=STUDENT).locator("td.autograde a")
+    with page.expect_response(lambda r: r.url.endswith("/autograde"), timeout=AUTOGRADE_TIMEOUT_MS) as answer:
+        button.click()
+    result = json.loads(answer.value.text())
+    assert result["success"], result.get("error") or result.get("log")
+    assert recorded(graded.work, STUDENT) == graded.before
+
+
+def test_the_flag_and_its_reasons_show_in_the_formgrader(graded: Graded) -> None:
+    page = graded.page
+    page.goto(graded.lab.url(f"/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}"))
+    row = page.locator("#main-table tr", has_text="Submission #1")
+    row.locator("td.flagged .glyphicon-flag").wait_for()
+    row.locator("a.name-hidden").click()
+    # nbgrader shows a cell's automatic comment as the placeholder of its comment box
+    comment = page.locator(f'textarea[placeholder*="{FLAG_NOTE}"]')
+    comment.wait_for()
+    for grade_id in CLASSIFY_TESTS:
+        assert f"{FLAG_NOTE}, {grade_id}: the notebook's tests gave" in comment.get_attribute("placeholder")
+    # and the reason beside each flagged test cell, under its 0 points
+    notes = page.locator(".output_area", has_text=f"{FLAG_NOTE}: the notebook's tests gave")
+    assert notes.count() == len(CLASSIFY_TESTS)
