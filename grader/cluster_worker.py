@@ -12,7 +12,6 @@ gives the same result.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,7 +27,6 @@ from grader.autograde import ATTEMPTS, GRADEBOOK, Outcome, _grade, _grading_run,
 from grader.course import CourseError, exercises, solutions
 from grader.nbgrader_steps import Grading
 from grader.sandbox import Limits, SandboxFailure, start_sandbox
-from grader.trusted import CHECKS
 
 PLUGIN = "grader-warm-sandbox"
 
@@ -72,10 +70,9 @@ class Graded:
 
 
 def course_digest(assignment: str) -> str:
-    """A digest of what grading `assignment` depends on: its source, its release and its trusted check."""
-    check = CHECKS / f"{assignment}.py"
-    parts = [fingerprint(solutions() / assignment), fingerprint(exercises() / assignment)]
-    return "-".join(parts + [hashlib.sha256(check.read_bytes()).hexdigest() if check.exists() else ""])
+    """A digest of what grading `assignment` depends on: its folder in solutions/ (the source notebook, its checks
+    and its mistakes) and its release."""
+    return "-".join([fingerprint(solutions() / assignment), fingerprint(exercises() / assignment)])
 
 
 class WarmSandbox(WorkerPlugin):
