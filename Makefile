@@ -11,10 +11,12 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	# the grader itself, editable: `grader` and `python -m grader` run this checkout from anywhere
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
@@ -31,10 +33,11 @@ lab: $(STAMP)
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(if $(WORK),$(WORK_ARGS)) $(LAB_ARGS)
 
 test: $(STAMP)
+	$(BIN)/ruff check grader tests solutions benchmarks scripts
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check grader tests
+	$(BIN)/ruff check grader tests solutions benchmarks scripts
 
 # Re-run every chapter top to bottom in the pinned environment and store its outputs. Consecutive stream outputs
 # are merged after execution, so a line is never split between two outputs (it renders the same everywhere).

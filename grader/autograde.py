@@ -5,8 +5,11 @@ nbgrader does. Three things change: the cells run in a sandboxed child forked fr
 (grader.sandbox) instead of a kernel started cold; several submissions are graded at once by worker threads (the
 gradebook sees one writer at a time: a worker holds GRADEBOOK while it prepares and records a submission and lets
 go of it while the cells run); and the points of each graded test cell come from the trusted check
-(grader.trusted), which runs outside the notebook's process. Where the notebook's own tests and the trusted check
-disagree, the trusted points are recorded and the submission is flagged.
+(grader.trusted), which runs outside the notebook's process. The hidden work runs once: the notebook's child runs
+only the visible lines of a hidden-test cell, and the trusted check's verdict on the cell (the first differing case,
+what was expected there and what came back) becomes the cell's error output, which the autograded notebook and the
+feedback show. Where the notebook's own tests and the trusted check disagree, the trusted points are recorded and
+the submission is flagged.
 """
 
 from __future__ import annotations
@@ -43,12 +46,12 @@ from grader.course import (
 from grader.escaping import printable
 from grader.execute import nbgrader_environment
 from grader.gradebook import submission_totals
+from grader.hidden_tests import runnable
 from grader.nbgrader_setup import ready_nbgrader
-from grader.nbgrader_steps import TRUSTED, CourseExecute, TrustedCheck
+from grader.nbgrader_steps import CourseExecute, Grading, TrustedCheck
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import generate
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
-from grader.sandboxed_execute import RUN, SandboxedExecute, sandbox_in_use
 from grader.tables import format_table
 from grader.tampering import tampering
 from grader.trusted import TrustedChecker, has_trusted_check
@@ -135,7 +138,7 @@ def autograde(
         config, released, checker = prepare(assignment, work_dir, db_url, running, pool)
 
         def grade(student: str, print_: str) -> Future:
-            return pool.submit(_grade, assignment, student, print_, config, checker, released)
+            return pool.submit(_grade, assignment, student, print_, config, Grading(running, checker=checker), released)
 
         futures = {grade(student, print_): (student, print_, 1) for student, print_ in plan.pending}
         while futures:
@@ -201,9 +204,11 @@ def reject(assignment: str, student: str, reason: str, work_dir: Path, db_url: s
 
 
 def _course_cells(assignment: str) -> list[str]:
-    """The code cells every submission runs as the source has them: all but the solution cells."""
+    """The code cells every submission runs as the source has them: all but the solution cells, a hidden-test cell
+    as the child is sent it (its visible lines, when the trusted check runs its hidden tests)."""
+    elsewhere = has_trusted_check(assignment)
     return [
-        cell.source
+        runnable(cell, elsewhere)
         for path in assignment_notebooks(solutions() / assignment)
         for cell in read_notebook(path).cells
         if cell.cell_type == "code" and not cell.get("metadata", {}).get("nbgrader", {}).get("solution")
@@ -224,12 +229,13 @@ def _grade(
     student: str,
     fingerprint: str,
     config,
-    checker: TrustedChecker | None,
+    grading: Grading,
     released: dict[str, NotebookNode],
 ) -> Outcome:
     """Grade one submission; a broken submission becomes an error outcome, a suspicious one a flagged outcome.
 
-    `released`: the assignment's released notebooks by file name, read once for the whole run.
+    `grading`: fresh for this submission; `released`: the assignment's released notebooks by file name, read once
+    for the whole run.
     """
     folder = Path(config.CourseDirectory.submitted_directory) / student / assignment
     problem = _symbolic_link(folder)  # first: a link is never followed, not even to read it
@@ -240,9 +246,8 @@ def _grade(
         return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
     db_url = config.CourseDirectory.db_url
     flags = _tampered(submitted, released)
-    TRUSTED.checker, TRUSTED.verdicts, TRUSTED.flags = checker, {}, []
     with GRADEBOOK:
-        converter = ConcurrentAutograde(coursedir=CourseDirectory(config=config), config=config)
+        converter = ConcurrentAutograde(grading, coursedir=CourseDirectory(config=config), config=config)
         converter.coursedir.assignment_id = assignment
         converter.coursedir.student_id = student
         converter.force = True
@@ -251,8 +256,8 @@ def _grade(
             try:
                 converter.start()
             except Exception as error:  # noqa: BLE001 - nbgrader reports any failure of one submission this way
-                if RUN.failure is not None:  # the sandbox failed, not the submission
-                    raise RUN.failure from error
+                if grading.failure is not None:  # the sandbox failed, not the submission
+                    raise grading.failure from error
                 reason = (errors[-1] if errors else str(error)).strip().splitlines()[0]
                 _award_nothing(db_url, assignment, student)
                 if flags:  # nbgrader's message about the edited notebook would mislead: say what was edited
@@ -260,10 +265,10 @@ def _grade(
                 else:
                     status = f"error: {reason}"
                 return Outcome(student, assignment, status, 0.0, 0.0, fingerprint)
-    if RUN.failure is not None:
-        raise RUN.failure
-    errors = [RUN.problem] if RUN.problem else []
-    flags += TRUSTED.flags  # raised by the TrustedCheck step (grader.nbgrader_steps) while nbgrader graded it
+    if grading.failure is not None:
+        raise grading.failure
+    errors = [grading.problem] if grading.problem else []
+    flags += grading.flags  # raised by the TrustedCheck step (grader.nbgrader_steps) while nbgrader graded it
     if flags:
         with GRADEBOOK:
             _flag(db_url, assignment, student)
@@ -397,7 +402,7 @@ def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Itera
     saved_cwd = os.getcwd()
     # nbgrader sets and unsets this around each notebook; set for the whole run, concurrent notebooks agree on it.
     try:
-        with sandbox_in_use(running), nbgrader_environment(NBGRADER_EXECUTION="autograde"):
+        with nbgrader_environment(NBGRADER_EXECUTION="autograde"):
             yield running
     finally:
         if sandbox is None:
@@ -408,16 +413,26 @@ def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Itera
 class ConcurrentAutograde(Autograde):
     """nbgrader's Autograde for one submission among several graded at once, in the sandbox.
 
-    The course configuration's steps (grader.nbgrader_steps) are used, with the Execute step in its concurrent form.
+    The course configuration's steps (grader.nbgrader_steps) are used, its execute and trusted-check steps given
+    this submission's Grading, the execute step in its concurrent form.
     """
 
+    def __init__(self, grading: Grading, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.grading = grading
+
     def _init_preprocessors(self) -> None:
-        steps = [import_item(step) if isinstance(step, str) else step for step in self.autograde_preprocessors]
-        steps = [ConcurrentExecute if step is CourseExecute else step for step in steps]
-        if ConcurrentExecute not in steps or TrustedCheck not in steps:
+        self.exporter._preprocessors = []
+        steps = self.sanitize_preprocessors if self._sanitizing else self.autograde_preprocessors
+        steps = [import_item(step) if isinstance(step, str) else step for step in steps]
+        if not self._sanitizing and (CourseExecute not in steps or TrustedCheck not in steps):
             raise CourseError("nbgrader_config.py: Autograde.autograde_preprocessors lacks the grader's steps")
-        self.autograde_preprocessors = steps
-        super()._init_preprocessors()
+        for step in steps:
+            if step is CourseExecute:
+                step = ConcurrentExecute(self.grading, parent=self.exporter)
+            elif step is TrustedCheck:
+                step = TrustedCheck(self.grading, parent=self.exporter)
+            self.exporter.register_preprocessor(step)
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         # nbgrader's version wraps the second pass in utils.setenv(NBGRADER_EXECUTION="autograde"), whose restore
@@ -435,36 +450,15 @@ class ConcurrentAutograde(Autograde):
             self._sanitizing = True
 
 
-class ConcurrentExecute(SandboxedExecute):
-    """SandboxedExecute that lets other workers use the gradebook while the cells run, and meanwhile runs the
-    trusted check of the same sanitized cells in a second child."""
+class ConcurrentExecute(CourseExecute):
+    """The course's execute step in a grading run: other workers may use the gradebook while the cells run."""
 
     def preprocess(self, nb, resources, retries=None):
         GRADEBOOK.release()
         try:
-            if TRUSTED.checker:
-                cells = TRUSTED.checker.code_to_run(nb)
-                TRUSTED.verdicts[resources.get("unique_key", "")] = _in_thread(TRUSTED.checker.check, cells)
-            result = super().preprocess(nb, resources, retries)
-            if TRUSTED.checker:
-                wait(list(TRUSTED.verdicts.values()))  # before taking the gradebook back
-            return result
+            return super().preprocess(nb, resources, retries)
         finally:
             GRADEBOOK.acquire()
-
-
-def _in_thread(function: Callable, *args: object) -> Future:
-    """function(*args) in a thread of its own; its result (or exception) in the future returned."""
-    future: Future = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(function(*args))
-        except BaseException as error:  # noqa: BLE001 - handed to whoever reads the result
-            future.set_exception(error)
-
-    threading.Thread(target=run, daemon=True).start()
-    return future
 
 
 def outcome_table(outcomes: list[Outcome], db_url: str) -> str:

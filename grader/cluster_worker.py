@@ -12,7 +12,6 @@ gives the same result.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,8 +25,8 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from grader.autograde import ATTEMPTS, GRADEBOOK, Outcome, _grade, _grading_run, _outcome_of, fingerprint, prepare
 from grader.course import CourseError, exercises, solutions
+from grader.nbgrader_steps import Grading
 from grader.sandbox import Limits, SandboxFailure, start_sandbox
-from grader.trusted import CHECKS
 
 PLUGIN = "grader-warm-sandbox"
 
@@ -71,10 +70,9 @@ class Graded:
 
 
 def course_digest(assignment: str) -> str:
-    """A digest of what grading `assignment` depends on: its source, its release and its trusted check."""
-    check = CHECKS / f"{assignment}.py"
-    parts = [fingerprint(solutions() / assignment), fingerprint(exercises() / assignment)]
-    return "-".join(parts + [hashlib.sha256(check.read_bytes()).hexdigest() if check.exists() else ""])
+    """A digest of what grading `assignment` depends on: its folder in solutions/ (the source notebook, its checks
+    and its mistakes) and its release."""
+    return "-".join([fingerprint(solutions() / assignment), fingerprint(exercises() / assignment)])
 
 
 class WarmSandbox(WorkerPlugin):
@@ -123,7 +121,8 @@ def grade_submission(assignment: str, student: str, print_: str, submission: Sub
     for attempt in range(1, ATTEMPTS + 1):
         graded: Future = Future()
         try:
-            graded.set_result(_grade(assignment, student, print_, config, checker, released))
+            grading = Grading(plugin.sandbox, checker=checker)
+            graded.set_result(_grade(assignment, student, print_, config, grading, released))
         except Exception as error:  # noqa: BLE001 - judged by _outcome_of, as a local run judges it
             graded.set_exception(error)
         outcome, final = _outcome_of(graded, assignment, student, print_, config)
@@ -154,4 +153,3 @@ def _recorded(db_url: str, assignment: str, student: str) -> tuple:
         scores = {n.name: {g.name: g.auto_score for g in n.grades} for n in submission.notebooks}
         comments = {n.name: {c.name: c.auto_comment for c in n.comments} for n in submission.notebooks}
         return submission.timestamp, scores, comments
-

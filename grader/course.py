@@ -21,6 +21,16 @@ def solutions() -> Path:
     return root() / "solutions"
 
 
+def checks_file(assignment: str) -> Path:
+    """An exercise's checks: the only hand-written form of its graded tests' cases and observers."""
+    return solutions() / assignment / "checks.py"
+
+
+def mistakes_file(assignment: str) -> Path:
+    """An exercise's scripted mistakes (ANSWERS) and the points each graded cell must give them (EXPECTED)."""
+    return solutions() / assignment / "mistakes.py"
+
+
 def exercises() -> Path:
     """nbgrader's release directory: the student versions, generated from solutions/."""
     return root() / "exercises"

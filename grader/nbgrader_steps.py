@@ -3,17 +3,21 @@
 The course's nbgrader configuration names them in `Autograde.autograde_preprocessors`, so every way to autograde
 grades the same way: `python -m grader autograde`, the Formgrader's Autograde buttons and `nbgrader autograde` typed
 in the course folder all run the cells in the sandbox and take each graded test cell's points from the trusted
-check. Inside a grading run (grader.autograde) the run's sandbox and its trusted check, already under way, are used;
-under nbgrader's own Autograde each step starts a sandbox of its own for the notebook.
+check. The hidden work runs once: the notebook's child runs only the visible lines of a hidden-test cell, the trusted
+check runs beside it, and its verdict on the cell (the first differing case, what was expected there and what came
+back) becomes the cell's error output. Inside a grading run (grader.autograde) each submission's Grading is passed
+to both steps; under nbgrader's own Autograde the execute step starts a sandbox of its own for the notebook. The
+execute step hands its verdict to the trusted-check step in the notebook's resources.
 """
 
 from __future__ import annotations
 
 import tempfile
 import threading
-from collections.abc import Iterator
-from concurrent.futures import Future
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, wait
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbformat import NotebookNode
@@ -21,24 +25,27 @@ from nbformat.v4 import new_output
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from grader.hidden_tests import has_hidden_block
 from grader.notebooks import nbgrader_cells
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox
-from grader.sandboxed_execute import RUN, SandboxedExecute, current_sandbox, sandbox_in_use
+from grader.sandboxed_execute import CellRun, SandboxedExecute
 from grader.trusted import TrustedChecker, Verdict, has_trusted_check
 
 FLAG_NOTE = "Flagged by the grader's trusted check"
+VERDICT = "grader_trusted_verdict"  # the key of the trusted check's verdict (a Future) in a notebook's resources
 
 
-class TrustedCheckOfThisThread(threading.local):
-    """In a grading run: the trusted check of the submission this thread grades, its verdicts per notebook once
-    started, and the flags the TrustedCheck step raised."""
+@dataclass
+class Grading(CellRun):
+    """One submission's grading, passed explicitly to the steps that run it: the CellRun of its cells, the trusted
+    check, the check's verdict per notebook once started, and the flags the trusted-check step raised."""
 
     checker: TrustedChecker | None = None
-    verdicts: dict[str, Future]
-    flags: list[str]
+    verdicts: dict[str, Future] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
 
-
-TRUSTED = TrustedCheckOfThisThread()
+    def __post_init__(self) -> None:
+        self.hidden_elsewhere = self.checker is not None
 
 
 @contextmanager
@@ -48,21 +55,71 @@ def own_sandbox() -> Iterator[Sandbox]:
         yield sandbox
 
 
-def _run_sandbox() -> Sandbox | None:
-    try:
-        return current_sandbox()
-    except RuntimeError:
-        return None
-
-
 class CourseExecute(SandboxedExecute):
-    """nbgrader's Execute step, run in the grading run's sandbox or else in one started for this notebook."""
+    """nbgrader's Execute step: the cells in the sandbox (the run's, or one started for this notebook), the trusted
+    check beside them, and its verdict on each hidden-test cell as that cell's outcome."""
+
+    def __init__(self, grading: Grading | None = None, **kwargs: object) -> None:
+        super().__init__(grading, **kwargs)
 
     def preprocess(self, nb: NotebookNode, resources: dict, retries: int | None = None):
-        if _run_sandbox() is not None:
-            return super().preprocess(nb, resources, retries)
-        with own_sandbox() as sandbox, sandbox_in_use(sandbox):
-            return super().preprocess(nb, resources, retries)
+        if self.cell_run is not None:
+            return self._checked(nb, resources, retries)
+        assignment = resources["nbgrader"]["assignment"]
+        with own_sandbox() as sandbox:
+            checker = TrustedChecker(assignment, sandbox) if has_trusted_check(assignment) else None
+            self.cell_run = Grading(sandbox, checker=checker)
+            try:
+                return self._checked(nb, resources, retries)
+            finally:
+                self.cell_run = None
+
+    def _checked(self, nb: NotebookNode, resources: dict, retries: int | None):
+        checker = self.cell_run.checker
+        if checker:
+            verdict = _in_thread(checker.check, checker.code_to_run(nb))
+            self.cell_run.verdicts[resources.get("unique_key", "")] = verdict
+            resources[VERDICT] = verdict
+        nb, resources = super().preprocess(nb, resources, retries)
+        if checker:
+            wait([verdict])
+            show_verdict(nb, verdict)
+        return nb, resources
+
+
+def show_verdict(nb: NotebookNode, verdict: Future) -> None:
+    """Give each hidden-test cell that ran without an error but that the trusted check failed the check's message
+    as its error output, as the generated hidden tests raise it."""
+    failure = verdict.exception()
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or not has_hidden_block(cell.source):
+            continue
+        if any(output.output_type == "error" for output in cell.outputs):
+            continue
+        if failure is not None:
+            message = f"the trusted check failed ({type(failure).__name__})"
+        elif verdict.result().points.get(meta["grade_id"]):
+            continue
+        else:
+            message = verdict.result().messages.get(meta["grade_id"], "the trusted check gave no points")
+        cell.outputs.append(
+            new_output("error", ename="AssertionError", evalue=message, traceback=[f"AssertionError: {message}"])
+        )
+
+
+def _in_thread(function: Callable, *args: object) -> Future:
+    """function(*args) in a thread of its own; its result (or exception) in the future returned."""
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args))
+        except BaseException as error:  # noqa: BLE001 - handed to whoever reads the result
+            future.set_exception(error)
+
+    threading.Thread(target=run, daemon=True).start()
+    return future
 
 
 class TrustedCheck(NbGraderPreprocessor):
@@ -70,11 +127,16 @@ class TrustedCheck(NbGraderPreprocessor):
     gave others, the submitted notebook gets nbgrader's flag, and the reason is written beside the test cell (an
     output) and as the comment of the solution cell it tests, for the Formgrader and the feedback."""
 
+    def __init__(self, grading: Grading | None = None, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.grading = grading
+
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        pending = resources.get(VERDICT)
+        if pending is None:
+            return nb, resources  # no trusted check: the notebook's own points stand (grader.autograde warns)
         ids = resources["nbgrader"]
-        if not has_trusted_check(ids["assignment"]):
-            return nb, resources  # the notebook's own points stand (grader.autograde warns once per run)
-        verdict = self._verdict(nb, ids["assignment"], resources.get("unique_key", ""))
+        verdict = self._verdict(pending, nb)
         with Gradebook(ids["db_url"]) as gradebook:
             reasons = _record_verdict(gradebook, verdict, ids["notebook"], ids["assignment"], ids["student"])
             _comment(gradebook, nb, reasons, ids)
@@ -82,28 +144,21 @@ class TrustedCheck(NbGraderPreprocessor):
             if meta.get("grade_id") in reasons:
                 note = f"{FLAG_NOTE}: {reasons[meta['grade_id']]}\n"
                 cell.outputs = [*cell.get("outputs", []), new_output("stream", name="stderr", text=note)]
-        if TRUSTED.checker is not None:
-            TRUSTED.flags += [f"{grade_id}: {reason}" for grade_id, reason in reasons.items()]
+        if self.grading is not None:
+            self.grading.flags += [f"{grade_id}: {reason}" for grade_id, reason in reasons.items()]
         return nb, resources
 
-    @staticmethod
-    def _verdict(nb: NotebookNode, assignment: str, notebook: str) -> Verdict:
-        """The run's verdict for this notebook (started beside its execution), or one computed here."""
+    def _verdict(self, pending: Future, nb: NotebookNode) -> Verdict:
         try:
-            checker = TRUSTED.checker
-            if checker is not None and checker.assignment == assignment:
-                pending = TRUSTED.verdicts.get(notebook)
-                return pending.result() if pending else checker.check(checker.code_to_run(nb))
-            with own_sandbox() as sandbox:
-                checker = TrustedChecker(assignment, sandbox)
-                return checker.check(checker.code_to_run(nb))
+            return pending.result()
         except SandboxFailure as failure:  # the grader's fault, not the submission's: graded again, never recorded
-            RUN.failure = failure
+            if self.grading is not None:
+                self.grading.failure = failure
             raise
         except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
             tests = [m["grade_id"] for _, _, m in nbgrader_cells(nb) if m.get("grade") and not m.get("solution")]
             reason = f"the trusted check failed ({type(error).__name__})"
-            return Verdict(dict.fromkeys(tests, 0.0), dict.fromkeys(tests, reason))
+            return Verdict(dict.fromkeys(tests, 0.0), dict.fromkeys(tests, reason), dict.fromkeys(tests, reason))
 
 
 def _record_verdict(gradebook: Gradebook, verdict: Verdict, notebook: str, assignment: str, student: str) -> dict:

@@ -1,4 +1,5 @@
-"""solutions/ -> exercises/: generate the student release with nbgrader, or check that it is current and leak-free."""
+"""solutions/ -> exercises/: write the hidden-test blocks from the checks, generate the student release with nbgrader,
+or check that both are current and that the release is leak-free."""
 
 from __future__ import annotations
 
@@ -7,13 +8,17 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import nbformat
 from nbformat import NotebookNode
 from traitlets.config import Config
 
 from grader.course import CourseError, assignment_names, exercises, nbgrader_config, relative, solutions
+from grader.hidden_tests import with_hidden_blocks
 from grader.leaks import find_leaks, secret_lines
 from grader.nbgrader_setup import ready_nbgrader
 from grader.notebooks import assignment_notebooks, check_source_notebook, describe_cell, read_notebook
+from grader.sandbox import start_sandbox
+from grader.trusted import TrustedChecker, has_trusted_check
 
 
 def check_sources(assignment: str) -> list[Path]:
@@ -45,6 +50,21 @@ def generate(assignment: str, config: Config) -> None:
         ) from None
 
 
+def generated_sources(names: list[str]) -> dict[Path, nbformat.NotebookNode]:
+    """Each source notebook of these assignments with its hidden-test blocks written from the exercise's checks
+    and the solution's observations (run once, in the grading sandbox)."""
+    sources = {name: check_sources(name) for name in names if has_trusted_check(name)}
+    if not sources:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch, start_sandbox(Path(scratch), 1) as sandbox:
+        generated = {}
+        for name, paths in sources.items():
+            expected = TrustedChecker(name, sandbox).reference()
+            for path in paths:
+                generated[path] = with_hidden_blocks(read_notebook(path), name, expected)
+        return generated
+
+
 def fresh_release(assignment: str) -> dict[str, NotebookNode]:
     """What solutions/ generates for an assignment's release, by notebook name; exercises/ and work/ untouched."""
     with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
@@ -53,11 +73,15 @@ def fresh_release(assignment: str) -> dict[str, NotebookNode]:
 
 
 def release(assignments: list[str]) -> list[str]:
-    """Regenerate exercises/ for these assignments (all when empty); return the names released.
+    """Rewrite the hidden-test blocks of these assignments (all when empty), then regenerate exercises/; return the
+    names released.
 
     Each assignment is generated into a scratch folder first, so a failure leaves exercises/ as it was.
     """
     names = assignment_names(assignments)
+    for path, notebook in generated_sources(names).items():
+        if notebook != read_notebook(path):
+            nbformat.write(notebook, path)
     for name in names:
         with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
             generate(name, nbgrader_config(release=Path(scratch)))
@@ -78,6 +102,8 @@ def check_release(assignments: list[str]) -> list[str]:
             for p in sorted(exercises().glob("*"))
             if p.is_dir() and p.name not in names
         ]
+    for path, notebook in generated_sources(names).items():
+        problems += _stale_hidden_blocks(path, notebook)
     with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
         fresh = Path(scratch) / "exercises"
         for name in names:
@@ -88,6 +114,17 @@ def check_release(assignments: list[str]) -> list[str]:
     if exercises().exists():
         problems += find_leaks(secrets, exercises())
     return problems
+
+
+def _stale_hidden_blocks(path: Path, generated: nbformat.NotebookNode) -> list[str]:
+    """The cells whose hidden-test block differs from what the exercise's checks generate."""
+    committed = read_notebook(path)
+    return [
+        f"{relative(path)}: {describe_cell(number, new.get('metadata', {}).get('nbgrader'))} hidden tests differ from "
+        f"what the checks generate; run `python -m grader release {path.parent.name}`"
+        for number, (old, new) in enumerate(zip(committed.cells, generated.cells, strict=True), start=1)
+        if old.source != new.source
+    ]
 
 
 def _staleness(fresh: Path, committed: Path) -> list[str]:

@@ -5,12 +5,12 @@ them)."""
 from __future__ import annotations
 
 import copy
-import importlib
+import runpy
 from pathlib import Path
 
 import nbformat
 
-from grader.course import solutions
+from grader.course import assignment_names, mistakes_file, solutions
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.release import fresh_release
 
@@ -35,21 +35,16 @@ def submission(release: nbformat.NotebookNode, answers: dict[str, str]) -> nbfor
     return notebook
 
 
-# One module per assignment, named after it: ANSWERS (student -> {solution grade_id: cell source}) and EXPECTED
-# (student -> {test grade_id: points}).
-ANSWERS_PACKAGE = "grader.sample_answers"
-
-
 def scripted_assignments() -> list[str]:
-    """Assignments that have scripted mistakes."""
-    package = importlib.import_module(ANSWERS_PACKAGE)
-    return sorted(p.stem for p in Path(package.__path__[0]).glob("ex*.py"))
+    """Assignments that have scripted mistakes (solutions/<assignment>/mistakes.py)."""
+    return [name for name in assignment_names() if mistakes_file(name).is_file()]
 
 
 def scripted_students(assignment: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]]]:
-    """The typical mistakes written for an assignment, and the points each must earn."""
-    module = importlib.import_module(f"{ANSWERS_PACKAGE}.{assignment}")
-    return module.ANSWERS, module.EXPECTED
+    """The typical mistakes written for an assignment (ANSWERS: student -> {solution grade_id: cell source}), and
+    the points each must earn (EXPECTED: student -> {test grade_id: points})."""
+    module = runpy.run_path(str(mistakes_file(assignment)))
+    return module["ANSWERS"], module["EXPECTED"]
 
 
 def write_class(assignment: str, submitted: Path) -> dict[str, dict[str, float]]:

@@ -4,20 +4,19 @@ The child answers each cell with its outputs as JSON; they are checked here, fie
 nbformat outputs, since the child runs the submission's code and may send anything. If the child dies or runs past
 a limit, that cell gets an error output naming what happened, and so does every later code cell: a graded cell
 that never ran cannot look like one that passed. If the sandbox itself fails, the notebook is not graded at all:
-the SandboxFailure is recorded as this thread's and raised, for the caller to grade the submission again.
+the SandboxFailure is recorded in the submission's CellRun and raised, for the caller to grade it again.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass
 
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 
+from grader.hidden_tests import runnable
 from grader.inside_sandbox.framing import ITEM_LIMIT, TOTAL_LIMIT
 from grader.sandbox import CellTimeout, ChildDied, Sandbox, SandboxFailure
 
@@ -25,49 +24,35 @@ MIME_TEXT = ("text/", "image/svg+xml")
 NOTEBOOK_LIMIT = 32 << 20  # characters of output kept per notebook (each cell has its own limits too)
 
 
-class RunState(threading.local):
-    """What went wrong while this thread's last notebook ran: the submission's problem ('' when none), and a
-    failure of the sandbox itself (None when none)."""
+@dataclass
+class CellRun:
+    """One submission's run of its cells, passed to the execute step: the sandbox, whether the hidden-test blocks
+    run elsewhere (the trusted check runs them; the notebook's child runs only the visible lines of those cells),
+    and what went wrong: the submission's problem ('' when none), a failure of the sandbox (None when none)."""
 
+    sandbox: Sandbox
+    hidden_elsewhere: bool = False
     problem: str = ""
     failure: SandboxFailure | None = None
 
 
-RUN = RunState()
-_SHARED: dict[str, Sandbox | None] = {"sandbox": None}
-
-
-@contextmanager
-def sandbox_in_use(sandbox: Sandbox) -> Iterator[None]:
-    """Make `sandbox` the one SandboxedExecute uses, in every thread, for the duration of the block."""
-    _SHARED["sandbox"] = sandbox
-    try:
-        yield
-    finally:
-        _SHARED["sandbox"] = None
-
-
-def current_sandbox() -> Sandbox:
-    sandbox = _SHARED["sandbox"]
-    if sandbox is None:
-        raise RuntimeError("no grading sandbox is running (use `with sandbox_in_use(sandbox):`)")
-    return sandbox
-
-
 class SandboxedExecute(Execute):
-    """Execute every code cell in one fresh sandboxed child; record a dead or stopped child as this thread's problem."""
+    """Execute every code cell in one fresh sandboxed child; record a dead or stopped child in the CellRun."""
+
+    def __init__(self, cell_run: CellRun, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.cell_run = cell_run
 
     def preprocess(self, nb: NotebookNode, resources: dict, retries: int | None = None):
-        RUN.problem, RUN.failure = "", None
+        self.cell_run.problem, self.cell_run.failure = "", None
         try:
             return self._run(nb, resources)
         except SandboxFailure as failure:
-            RUN.failure = failure
+            self.cell_run.failure = failure
             raise
 
     def _run(self, nb: NotebookNode, resources: dict):
-        sandbox = current_sandbox()
-        with sandbox.child(env={"NBGRADER_EXECUTION": "autograde"}) as child:
+        with self.cell_run.sandbox.child(env={"NBGRADER_EXECUTION": "autograde"}) as child:
             failure, room = "", NOTEBOOK_LIMIT
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code":
@@ -77,10 +62,10 @@ class SandboxedExecute(Execute):
                     cell.execution_count = None
                     continue
                 try:
-                    reply = child.run(cell.source)
+                    reply = child.run(runnable(cell, self.cell_run.hidden_elsewhere))
                 except (ChildDied, CellTimeout) as error:
                     failure = f"cell {index + 1}: {error}"
-                    RUN.problem = failure
+                    self.cell_run.problem = failure
                     cell.outputs = [_error(type(error).__name__, str(error))]
                     cell.execution_count = None
                     continue

@@ -1,37 +1,38 @@
 """Trusted checking: each graded test cell's points from a comparison made outside the submission's process.
 
-The submission's code cells, except the graded test cells, run in a fresh sandboxed child; there the assignment's
-observers (grader/trusted_checks/<assignment>.py) call the submission's functions on the hidden inputs and send
+The submission's code cells, except the graded test cells, run in a fresh sandboxed child; there the exercise's
+observers (solutions/<assignment>/checks.py) call the submission's functions on the hidden inputs and send
 back plain JSON. The instructor's solution goes through the same steps once per grading run. Here, in the grader,
 the two are compared: equal observations earn the cell's points, anything else earns none.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from nbformat import NotebookNode
 
-from grader.course import CourseError, solutions
+from grader import observing
+from grader.course import CourseError, checks_file, relative, solutions
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.sandbox import CellTimeout, ChildDied, Sandbox
-
-CHECKS = Path(__file__).resolve().parent / "trusted_checks"
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """Trusted points per graded test cell, and for each cell that earned none, why."""
+    """Trusted points per graded test cell, and for each cell that earned none, why: `reasons` without the
+    solution's observations (for statuses), `messages` with the first differing case, what the solution's
+    observation is there and what came back (for the student, as the generated hidden tests say it)."""
 
     points: dict[str, float]
     reasons: dict[str, str]
+    messages: dict[str, str]
 
 
 def has_trusted_check(assignment: str) -> bool:
-    return (CHECKS / f"{assignment}.py").is_file()
+    return checks_file(assignment).is_file()
 
 
 class TrustedChecker:
@@ -48,9 +49,9 @@ class TrustedChecker:
         }
         self.request = {
             "op": "observe",
-            "name": f"trusted_checks/{assignment}.py",
-            "module": (CHECKS / f"{assignment}.py").read_text(encoding="utf-8"),
-            "common": (CHECKS / "common.py").read_text(encoding="utf-8"),
+            "name": relative(checks_file(assignment)),
+            "module": checks_file(assignment).read_text(encoding="utf-8"),
+            "helpers": Path(observing.__file__).read_text(encoding="utf-8"),
         }
         self._reference: dict | None = None
         self._lock = threading.Lock()
@@ -66,7 +67,7 @@ class TrustedChecker:
                 }
                 if problem or missing or failed:
                     why = problem or f"no observation of {sorted(missing | failed)}"
-                    raise CourseError(f"{CHECKS.name}/{self.assignment}.py fails on the solution: {why}")
+                    raise CourseError(f"{self.request['name']} fails on the solution: {why}")
                 self._reference = observations
             return self._reference
 
@@ -102,37 +103,26 @@ class TrustedChecker:
         """The points each graded test cell earns by the trusted comparison, for these cells (code_to_run)."""
         reference = self.reference()
         observations, problem = self.observe(cells)
-        points, reasons = {}, {}
+        points, reasons, messages = {}, {}, {}
         for grade_id, max_points in self.test_points.items():
-            if grade_id in observations and agrees(observations[grade_id], reference[grade_id]):
+            if grade_id in observations and observing.agrees(observations[grade_id], reference[grade_id]):
                 points[grade_id] = max_points
                 continue
-            points[grade_id] = 0.0
-            reasons[grade_id] = problem or _difference(observations.get(grade_id), reference[grade_id])
-        return Verdict(points, reasons)
+            points[grade_id], seen, expected = 0.0, observations.get(grade_id), reference[grade_id]
+            reasons[grade_id] = problem or _difference(seen, expected)
+            explained = observing.explain(seen, expected) if seen is not None else ""
+            messages[grade_id] = problem or explained or reasons[grade_id]
+        return Verdict(points, reasons, messages)
 
-
-def agrees(seen: object, expected: object) -> bool:
-    """Whether an observation equals the solution's; numbers the solution marked {"approx": x, "rel_tol": r,
-    "abs_tol": a} (grader.trusted_checks.common.approx) only need to be that close, by the solution's tolerances."""
-    if type(expected) is dict and set(expected) == {"approx", "rel_tol", "abs_tol"}:
-        number = seen.get("approx") if type(seen) is dict else None
-        return type(number) in (int, float) and math.isclose(
-            number, expected["approx"], rel_tol=expected["rel_tol"], abs_tol=expected["abs_tol"]
-        )
-    if type(expected) is list:
-        return type(seen) is list and len(seen) == len(expected) and all(map(agrees, seen, expected))
-    if type(expected) is dict:
-        same_keys = type(seen) is dict and seen.keys() == expected.keys()
-        return same_keys and all(agrees(seen[key], value) for key, value in expected.items())
-    return seen == expected
+    def failed(self, reason: str) -> Verdict:
+        """The verdict when the check itself could not be made: no points for any cell, and why."""
+        every = dict.fromkeys(self.test_points, reason)
+        return Verdict(dict.fromkeys(self.test_points, 0.0), every, dict(every))
 
 
 def _difference(seen: object, expected: object) -> str:
     """Where an observation first differs from the solution's, without saying what the solution's is."""
-    if type(seen) is list and type(expected) is list:
-        for index, (mine, theirs) in enumerate(zip(seen, expected, strict=False)):
-            if not agrees(mine, theirs):
-                return f"case {index + 1} of {len(expected)} differs"
-        return f"{len(seen)} cases observed, {len(expected)} expected"
-    return "the observation differs" if seen is not None else "nothing was observed"
+    if seen is None:
+        return "nothing was observed"
+    label, _, _ = observing.first_difference(seen, expected)
+    return f"{label} differs" if label else "the observation differs"

@@ -115,6 +115,28 @@ def course_copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
+TOY_CHECKS = '''"""Observers of the toy exercise: answer() called twice, its type and what it returns."""
+
+from grader.observing import attempt
+
+
+def observe_answer(ns: dict) -> list:
+    answer = ns.get("answer")
+    return [["type", type(answer()).__name__] if callable(answer) else ["missing"], attempt(answer)]
+
+
+OBSERVERS = {"test_answer": observe_answer}
+'''
+
+
+@pytest.fixture
+def toy_course_with_checks(toy_course: Path) -> Path:
+    """The toy course with its exercise's checks and scripted mistakes beside the notebook."""
+    (toy_course / "solutions/extoy/checks.py").write_text(TOY_CHECKS)
+    (toy_course / "solutions/extoy/mistakes.py").write_text("ANSWERS = {}\nEXPECTED = {}\n")
+    return toy_course
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
     """One real PostgreSQL server for the session (tests.postgres_server); each test makes its own database."""

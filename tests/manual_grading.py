@@ -4,7 +4,8 @@
 
 Round after round until STOP_FILE exists, it gives every graded cell of each student's submission a manual score
 (the round number, capped at the cell's points) and a comment, one commit per cell, as the Formgrader saves each
-field. Then it writes to RESULT_FILE what it last wrote, per student and cell, and how many rounds it made.
+field. After its first round it creates STOP_FILE.started, so the caller knows it is grading. Then it writes to
+RESULT_FILE what it last wrote, per student and cell, and how many rounds it made.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def grade_by_hand(db_url: str, assignment: str, stop: Path, students: list[str])
                     for comment in notebook.comments:
                         comment.manual_comment = f"round {rounds}"
                         gradebook.db.commit()
+            stop.with_suffix(".started").touch()
     return {"rounds": rounds, "written": written}
 
 

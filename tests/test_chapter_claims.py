@@ -53,9 +53,15 @@ def test_ch04_only_norm_classes_of_torch_nn_are_above_version_1() -> None:
 
 
 def test_ch05_forward_options_are_keyword_only_backward_prepend_is_not() -> None:
-    kinds = {name: inspect.signature(getattr(nn.Module, name)).parameters["prepend"].kind
-             for name in ("register_forward_pre_hook", "register_forward_hook",
-                          "register_full_backward_pre_hook", "register_full_backward_hook")}
+    kinds = {
+        name: inspect.signature(getattr(nn.Module, name)).parameters["prepend"].kind
+        for name in (
+            "register_forward_pre_hook",
+            "register_forward_hook",
+            "register_full_backward_pre_hook",
+            "register_full_backward_hook",
+        )
+    }
     assert kinds["register_forward_pre_hook"] is kinds["register_forward_hook"] is inspect.Parameter.KEYWORD_ONLY
     assert kinds["register_full_backward_hook"] is inspect.Parameter.POSITIONAL_OR_KEYWORD
     assert kinds["register_full_backward_pre_hook"] is inspect.Parameter.POSITIONAL_OR_KEYWORD

@@ -39,8 +39,13 @@ def test_the_exercise_pointer_is_a_relative_link(path: Path) -> None:
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_deep_dives_are_marked_optional(path: Path) -> None:
-    headings = [line for cell in _read(path).cells if cell.cell_type == "markdown"
-                for line in cell.source.splitlines() if line.startswith("#")]
+    headings = [
+        line
+        for cell in _read(path).cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("#")
+    ]
     for heading in headings:
         if "deep dive" in heading.lower():
             assert "Deep dive (optional):" in heading, (

@@ -24,6 +24,9 @@ from tests.integrity.vectors import LIAR_RETURNS, LYING_TYPE
 ASSIGNMENT = "ex01_slots"
 RELEASE = REPO / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 CLASSIFY_TESTS = ("test_classify_slots_visible", "test_classify_slots_hidden")
+# The cheat fools the visible tests only: the hidden tests run once, in the trusted check, whose verdict is the hidden
+# cell's outcome in the notebook too, so only the visible cell's own tests disagree with the trusted check.
+FLAGGED_TESTS = ("test_classify_slots_visible",)
 
 
 def write_cheat(submitted: Path, student: str) -> None:
@@ -83,9 +86,9 @@ def test_nbgrader_autograde_typed_in_the_course_keeps_the_trusted_grade(tmp_path
     scores, flagged, comment = by_grader
     assert scores == dict.fromkeys(scores, 0.0) and set(CLASSIFY_TESTS) <= set(scores)
     assert flagged
-    assert all(f"{FLAG_NOTE}, {grade_id}: the notebook's tests gave" in comment for grade_id in CLASSIFY_TESTS)
+    assert all(f"{FLAG_NOTE}, {grade_id}: the notebook's tests gave" in comment for grade_id in FLAGGED_TESTS)
     notes = flag_notes(work, student)
-    assert set(notes) == set(CLASSIFY_TESTS), notes
+    assert set(notes) == set(FLAGGED_TESTS), notes
 
     settings = [f"--CourseDirectory.{name}_directory={work / name}" for name in ("submitted", "autograded", "feedback")]
     nbgrader = Path(sys.executable).with_name("nbgrader")
@@ -109,14 +112,16 @@ def test_nbgrader_autograde_typed_in_the_course_keeps_the_trusted_grade(tmp_path
     )
     assert typed.returncode == 0, typed.stdout + typed.stderr
     assert recorded(work, student) == by_grader
-    assert set(flag_notes(work, student)) == set(CLASSIFY_TESTS)
+    assert set(flag_notes(work, student)) == set(FLAGGED_TESTS)
 
     feedback = grader_process("feedback", "--work", str(work))
     assert feedback.returncode == 0, feedback.stderr
     [page] = (work / "feedback" / student / ASSIGNMENT).glob("*.html")
     html = page.read_text(encoding="utf-8")
-    for grade_id in CLASSIFY_TESTS:  # the comment on the answer, and the note under each flagged test cell
+    for grade_id in FLAGGED_TESTS:  # the comment on the answer, and the note under each flagged test cell
         assert html.count(f", {grade_id}: the notebook") == 1, grade_id
     results = re.findall(r'<div class="feedback-result">.*?</div>', html, re.S)
     flagged = [block for block in results if "trusted check: the notebook" in block]
-    assert len(flagged) == len(CLASSIFY_TESTS), "each flagged cell's result line gives the grader's reason"
+    assert len(flagged) == len(FLAGGED_TESTS), "each flagged cell's result line gives the grader's reason"
+    hidden = [block for block in results if "hidden tests</b>: 0 / 4 points" in block and "AssertionError: " in block]
+    assert len(hidden) == 1, "the hidden cell's result line gives the trusted check's verdict"

@@ -6,8 +6,7 @@ from collections import OrderedDict
 
 import torch
 
-from grader.trusted import agrees
-from grader.trusted_checks.common import approx, attempt, plain
+from grader.observing import agrees, approx, attempt, explain, first_difference, plain
 
 
 def test_plain_reports_lying_subclasses_by_type() -> None:
@@ -42,3 +41,21 @@ def test_agrees_is_equality_elsewhere() -> None:
     assert agrees({"a": [1, {"b": "c"}]}, {"a": [1, {"b": "c"}]})
     assert not agrees({"a": [1, {"b": "c"}], "extra": 1}, {"a": [1, {"b": "c"}]})
     assert not agrees(["returns", {"type": "Liar"}], ["returns", "registry"])
+
+
+def test_first_difference_names_the_case_and_the_items_down_to_it() -> None:
+    expected = [["returns", 1], [["a", 1], ["b", 2]]]
+    assert first_difference(expected, expected) is None
+    assert first_difference([["returns", 1], [["a", 1], ["b", 3]]], expected) == ("case 2 of 2, item 2, item 2", 2, 3)
+    assert first_difference({"k": [1]}, {"k": [2]}) == ("'k', item 1", 2, 1)
+    # different lengths or keys: the whole observation differs
+    assert first_difference([["returns", 1]], expected) == ("", expected, [["returns", 1]])
+    # a tolerance the solution set is honoured here too
+    assert first_difference([approx(2.0000001)], [approx(2.0, rel_tol=1e-5)]) is None
+
+
+def test_explain_says_what_was_expected_and_what_came_back_shortened() -> None:
+    message = explain(["x" * 2000], ["y"])
+    assert message.startswith('case 1 of 1 differs\n  expected: "y"\n  got:      "xxx')
+    assert message.endswith("...") and len(message) < 700
+    assert explain(["y"], ["y"]) == ""

@@ -1,6 +1,6 @@
 """Grade every attack of tests/integrity/vectors.py in ONE batch beside honest students, then judge each submission.
 
-    .venv/bin/python tests/integrity/suite.py [--keep]
+    .venv/bin/python -m tests.integrity.suite [--keep]   (from the repository root)
 
 Builds the class in a temporary folder, runs `python -m grader autograde ... --workers 2 --timeout 10` as a
 subprocess (a crash cannot take the judge down), then `python -m grader report`, and judges every submission:
@@ -27,9 +27,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-if __package__ in (None, ""):  # run as a script
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import nbformat
 

@@ -700,7 +700,7 @@ def _host_paths():
 READ_KNOWN_PATHS = """
 _targets = ["solutions/ex01_slots/ex01_slots.ipynb", "work/gradebook.db", "gradebook.db",
             "submitted/full/ex01_slots/ex01_slots.ipynb", "autograded/full/ex01_slots/ex01_slots.ipynb",
-            "grader/sample_answers/ex01_slots.py", "grader/trusted_checks/ex01_slots.py"]
+            "solutions/ex01_slots/mistakes.py", "solutions/ex01_slots/checks.py"]
 _candidates = [f"{_REPO}/{t}" for t in _targets] + [f"{_WORK}/{t}" for t in _targets]
 _candidates += [f"/proc/1/root{_REPO}/{t}" for t in _targets] + [f"/proc/1/cwd/{t}" for t in _targets]
 _candidates += ["../" * depth + t for depth in range(1, 9) for t in _targets]

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from grader.trusted_checks.common import data, exact, in_turn, kind_of, plain, raised, whole
+from grader.observing import data, exact, in_turn, kind_of, plain, raised, whole
 
 SLOTS = (
     "training",

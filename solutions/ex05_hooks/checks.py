@@ -13,7 +13,7 @@ from collections import OrderedDict
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import approx, attempt, data, exact, in_turn, kind_of, plain, raised, walk, whole
+from grader.observing import approx, attempt, data, exact, in_turn, kind_of, plain, raised, walk, whole
 
 HOOK_TABLES = (
     "_forward_pre_hooks",

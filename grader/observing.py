@@ -1,17 +1,25 @@
-"""Helpers for observers: turn whatever a submission returns into plain JSON data, call it case by case, and run
-observers on one thread or record a failure that stops them.
+"""Helpers for an exercise's checks (solutions/<exercise>/checks.py): turn whatever a submission returns into plain
+JSON data, call it case by case, run observers on one thread or record a failure that stops them; load a checks
+module from its text; compare observations with the solution's and say where they first differ.
 
-Runs inside the sandboxed child. Nothing here is a security boundary (the submission shares the process and can
-change anything in it); it only makes honest observations comparable. The comparison happens in the parent.
+This text runs in three places: in the sandboxed child of the trusted check (grader.trusted sends it), inside every
+generated hidden-test block (grader.hidden_tests embeds it), and in the grader, which compares. Inside a submission's
+process nothing here is a security boundary (the submission can change anything there); the points the grader
+records come from its own comparison.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import math
+import sys
+import types
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # imported where used: the grader compares observations without loading torch
+    import torch
 
 SCALARS = (str, int, bool, type(None))
 
@@ -90,6 +98,8 @@ def single_thread(observer: Callable[[dict], object]) -> Callable[[dict], object
     generator as it was."""
 
     def run(ns: dict) -> object:
+        import torch
+
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
@@ -128,6 +138,8 @@ def kind_of(value: object) -> str:
 
 def numbers(tensor: object) -> object:
     """The values of a tensor, JSON-safe: non-finite values spelled out; anything else (None...) as plain() has it."""
+    import torch
+
     if not isinstance(tensor, torch.Tensor):
         return plain(tensor)
     values = tensor.detach().tolist()
@@ -137,6 +149,8 @@ def numbers(tensor: object) -> object:
 def data(tensor: object, qualified: bool = False) -> object:
     """What torch.equal looks at: the shape and the values (non-finite ones spelled out). Anything but a tensor is
     reported by its class name, with its module (kind_of) when qualified."""
+    import torch
+
     if not isinstance(tensor, torch.Tensor):
         return {"not a tensor": kind_of(tensor) if qualified else type(tensor).__name__}
     return [list(tensor.shape), plain(tensor.detach().tolist())]
@@ -160,3 +174,72 @@ def walk(root: torch.nn.Module, root_path: str = "", lenient: bool = False) -> l
             if child is not None:
                 todo.append((child, key if path == "" else f"{path}.{key}"))
     return found
+
+
+def load_checks(helpers: types.ModuleType, checks_source: str, checks_name: str) -> types.ModuleType:
+    """A checks module run from its text; its `from grader.observing import ...` gets `helpers` (this module, run
+    from its own text where the grader package is absent)."""
+    sys.modules.setdefault("grader", types.ModuleType("grader"))
+    sys.modules["grader.observing"] = helpers
+    checks = types.ModuleType("checks")
+    exec(compile(checks_source, checks_name, "exec"), checks.__dict__)
+    return checks
+
+
+def as_sent(observation: object) -> object:
+    """An observation as the trusted check's child sends it: through JSON (tuples become lists, keys strings)."""
+    return json.loads(json.dumps(observation))
+
+
+def agrees(seen: object, expected: object) -> bool:
+    """Whether an observation equals the solution's; numbers the solution marked {"approx": x, "rel_tol": r,
+    "abs_tol": a} (approx) only need to be that close, by the solution's tolerances."""
+    if type(expected) is dict and set(expected) == {"approx", "rel_tol", "abs_tol"}:
+        number = seen.get("approx") if type(seen) is dict else None
+        return type(number) in (int, float) and math.isclose(
+            number, expected["approx"], rel_tol=expected["rel_tol"], abs_tol=expected["abs_tol"]
+        )
+    if type(expected) is list:
+        return type(seen) is list and len(seen) == len(expected) and all(map(agrees, seen, expected))
+    if type(expected) is dict:
+        same_keys = type(seen) is dict and seen.keys() == expected.keys()
+        return same_keys and all(agrees(seen[key], value) for key, value in expected.items())
+    return seen == expected
+
+
+def first_difference(seen: object, expected: object, depth: int = 0) -> tuple[str, object, object] | None:
+    """Where an observation first differs from the solution's: (a label such as "case 3 of 101, item 2", the
+    solution's part there, the observed part there); None when they agree."""
+    if agrees(seen, expected):
+        return None
+    if type(seen) is list and type(expected) is list and len(seen) == len(expected):
+        for index, (mine, theirs) in enumerate(zip(seen, expected, strict=True)):
+            inner = first_difference(mine, theirs, depth + 1)
+            if inner is not None:
+                here = f"case {index + 1} of {len(expected)}" if depth == 0 else f"item {index + 1}"
+                return _within(here, *inner)
+    if type(seen) is dict and type(expected) is dict and seen.keys() == expected.keys():
+        for key, theirs in expected.items():
+            inner = first_difference(seen[key], theirs, depth + 1)
+            if inner is not None:
+                return _within(repr(key), *inner)
+    return "", expected, seen
+
+
+def _within(here: str, label: str, expected: object, seen: object) -> tuple[str, object, object]:
+    return (f"{here}, {label}" if label else here), expected, seen
+
+
+def shown(value: object, limit: int = 600) -> str:
+    """An observation as compact JSON, shortened to `limit` characters."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def explain(seen: object, expected: object) -> str:
+    """A failure message for a student: the case that differs, what was expected there and what came back."""
+    difference = first_difference(seen, expected)
+    if difference is None:
+        return ""
+    label, want, got = difference
+    return f"{label or 'the observation'} differs\n  expected: {shown(want)}\n  got:      {shown(got)}"

@@ -10,7 +10,7 @@ import torch
 import torch.nn.utils.parametrize as parametrize
 from torch import nn
 
-from grader.trusted_checks.common import data, in_turn, plain, raised, single_thread
+from grader.observing import data, in_turn, plain, raised, single_thread
 
 
 def boolean(value: object) -> object:
@@ -154,8 +154,12 @@ def export_build(rng: Random, depth: int, pool: list) -> nn.Module:
     kind = rng.choice(leaves + ["sequential"] * 3 if depth > 0 else leaves)
     if kind == "sequential":
         return nn.Sequential(*[export_build(rng, depth - 1, pool) for _ in range(rng.randint(1, 3))])
-    module = {"linear": lambda: nn.Linear(3, 3), "batchnorm": lambda: nn.BatchNorm1d(3), "block": Block,
-              "relu": nn.ReLU}[kind]()
+    module = {
+        "linear": lambda: nn.Linear(3, 3),
+        "batchnorm": lambda: nn.BatchNorm1d(3),
+        "block": Block,
+        "relu": nn.ReLU,
+    }[kind]()
     pool.append(module)
     export_parametrize(rng, module)
     return module

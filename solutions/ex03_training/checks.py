@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
 
-from grader.trusted_checks.common import in_turn, numbers, plain
+from grader.observing import in_turn, numbers, plain
 
 
 def boolean(value: object) -> object:

@@ -9,7 +9,7 @@ from random import Random
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import data, in_turn, raised, single_thread
+from grader.observing import data, in_turn, raised, single_thread
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
@@ -56,8 +56,12 @@ class VisibleFragile(nn.Linear):
 
 
 def entries(model: nn.Module) -> list:
-    return [(owner, registry, key, value) for owner in model.modules()
-            for registry in ("_parameters", "_buffers") for key, value in vars(owner)[registry].items()]
+    return [
+        (owner, registry, key, value)
+        for owner in model.modules()
+        for registry in ("_parameters", "_buffers")
+        for key, value in vars(owner)[registry].items()
+    ]
 
 
 def restored(before: list) -> bool:
@@ -125,8 +129,12 @@ def call_build(rng: Random, depth: int, pool: list) -> nn.Module:
     if kind == "fragile":
         module = Fragile(rng.random() < 0.3)
     else:
-        module = {"linear": lambda: nn.Linear(3, 3), "batchnorm": lambda: nn.BatchNorm1d(3), "tied": Tied,
-                  "relu": nn.ReLU}[kind]()
+        module = {
+            "linear": lambda: nn.Linear(3, 3),
+            "batchnorm": lambda: nn.BatchNorm1d(3),
+            "tied": Tied,
+            "relu": nn.ReLU,
+        }[kind]()
     pool.append(module)
     return module
 
@@ -143,8 +151,9 @@ def call_model(case_seed: int) -> tuple[nn.Module, Counting, Random]:
 def described(model: nn.Module, names: list) -> list:
     named = dict(model.named_parameters(remove_duplicate=False))
     named.update(model.named_buffers(remove_duplicate=False))
-    return [(name, tuple(named[name].shape), named[name].dtype, isinstance(named[name], nn.Parameter))
-            for name in names]
+    return [
+        (name, tuple(named[name].shape), named[name].dtype, isinstance(named[name], nn.Parameter)) for name in names
+    ]
 
 
 def call_choose(rng: Random, model: nn.Module) -> tuple[list, str | None]:
@@ -196,8 +205,9 @@ def call_tensors(chosen: list, gen: torch.Generator) -> dict:
     return tensors
 
 
-def call_observe_case(call_with: object, model: nn.Module, counter: Counting, chosen: list, unknown: object,
-                      gen: torch.Generator) -> list:
+def call_observe_case(
+    call_with: object, model: nn.Module, counter: Counting, chosen: list, unknown: object, gen: torch.Generator
+) -> list:
     x = torch.randn(4, 3, generator=gen)  # drawn in the test's order whatever the call does
     given = call_tensors(chosen, gen)
     before = entries(model)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import in_turn, numbers, plain
+from grader.observing import in_turn, numbers, plain
 
 
 def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:

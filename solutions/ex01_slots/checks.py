@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import plain, raised, returns_type, single_thread, walk
+from grader.observing import plain, raised, returns_type, single_thread, walk
 
 # The vocabulary of classify_slots (the read-only cell `group_names`), not an answer: which key belongs to which
 # group is left to the parent's comparison.

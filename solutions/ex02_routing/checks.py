@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.trusted_checks.common import attempt, plain, raised, returns_type, single_thread
+from grader.observing import attempt, plain, raised, returns_type, single_thread
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: predict_setattr
