@@ -2053,7 +2053,6 @@ VECTORS += [
         deserved="full",
         kinds=("ok",),
         check=nothing_stolen,
-        known_bug="the hidden-test cells run in the notebook's child, after the student's code (issue 14: run once)",
     ),
     Vector(
         23,
