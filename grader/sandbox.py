@@ -5,7 +5,7 @@ grader/inside_sandbox/ read-only, an empty /tmp, and one scratch folder; not thi
 gradebook, other students' submissions), not the network (a network namespace of their own with no interface
 but loopback), not the host's processes (a PID namespace). Run as root, each child is also isolated from every
 other (see grader.inside_sandbox.fork_server): PID, IPC, mount, network and UTS namespaces of its own, whose end
-kills everything it started; one size-limited tmpfs for its home, /tmp and /dev/shm; a user id of its own. Every
+kills everything it started; one size-limited tmpfs for its home and /dev/shm; a user id of its own. Every
 child has resource limits (memory, CPU time, file size, disk, open files, processes) and the grader puts a
 wall-clock limit, by its own clock, on every cell and every notebook. Without bubblewrap the same server runs
 unconfined, with a warning. A server that dies or stops answering is a SandboxFailure (the grader's fault, never a
@@ -277,7 +277,7 @@ class Sandbox:
 def _check_visible_inside(*pythons: Path) -> None:
     """Refuse a Python installation that a child could not see: one under a folder the sandbox mounts its own."""
     for python in pythons:
-        for hidden in ("/tmp", "/proc", "/dev", "/sys", MOUNTED_INSIDE, SCRATCH_INSIDE):
+        for hidden in ("/proc", "/dev", "/sys", MOUNTED_INSIDE, SCRATCH_INSIDE):
             if python.is_relative_to(hidden) or python.resolve().is_relative_to(hidden):
                 raise RuntimeError(
                     f"{python}: the grading sandbox mounts a folder of its own at {hidden}, so it cannot run this "

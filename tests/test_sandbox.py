@@ -170,8 +170,9 @@ def test_a_notebooks_outputs_have_a_budget_of_their_own() -> None:
 def test_the_sandbox_refuses_a_python_it_would_hide(tmp_path: Path) -> None:
     from grader.sandbox import _check_visible_inside
 
-    with pytest.raises(RuntimeError, match="mounts a folder of its own at /tmp"):
-        _check_visible_inside(Path("/tmp/review/.venv"))  # bound there as named, even where it is a link
+    with pytest.raises(RuntimeError, match="mounts a folder of its own at /scratch"):
+        _check_visible_inside(Path("/scratch/course/.venv"))  # bound there as named, even where it is a link
+    _check_visible_inside(Path("/tmp/course/.venv"))  # the sandbox's /tmp stays: a clone may live there
     _check_visible_inside(Path(sys.prefix))
 
 

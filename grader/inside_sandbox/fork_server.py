@@ -13,7 +13,7 @@ every child still alive is killed.
 
 An isolated child (as root inside bubblewrap) is three processes. Its keeper unshares a PID, IPC, mount, network and
 UTS namespace, then forks the namespace's init (PID 1, which only reaps) and the worker (PID 2). The worker mounts
-its own /proc, one size-limited tmpfs for its home, /tmp and /dev/shm, sets its namespace's IPC limits, drops to a
+its own /proc, one size-limited tmpfs for its home and /dev/shm, sets its namespace's IPC limits, drops to a
 uid of its own and serves cells. The server ends a child by killing its init: the kernel then kills every process
 of the namespace, whatever it did to hide, and the keeper (which the student's code can neither see nor signal)
 exits once they are all gone, the way the worker ended. Nothing of the namespace outlives it.
@@ -282,19 +282,19 @@ def _join_memory_cgroup(folder: str, limit: int) -> None:
 
 
 def _own_filesystems(scratch: str, limits: dict) -> str:
-    """The worker's /proc, and one tmpfs (the child's whole disk budget) for its home, /tmp and /dev/shm."""
+    """The worker's /proc, and one tmpfs (the child's whole disk budget) for its home and /dev/shm. The sandbox's
+    /tmp, which no child may write to, stays: the Python installation may be bound under it."""
     _check(LIBC.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mounting /proc")
     _check(LIBC.umount2(scratch.encode(), MNT_DETACH), "unmounting the shared scratch")  # the host's folder
     budget = f"size={limits['disk_bytes']},nr_inodes={limits['inodes']},mode=0755".encode()
     _check(LIBC.mount(b"tmpfs", scratch.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, budget), "mounting the scratch")
     home = os.path.join(scratch, "home")
     os.mkdir(home, 0o700)
-    for shared, where in (("tmp", "/tmp"), ("shm", "/dev/shm")):
-        folder = os.path.join(scratch, shared)
-        os.mkdir(folder)
-        os.chmod(folder, 0o1777)
-        if os.path.isdir(where):
-            _check(LIBC.mount(folder.encode(), where.encode(), None, MS_BIND, None), f"binding {where}")
+    shared = os.path.join(scratch, "shm")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    if os.path.isdir("/dev/shm"):
+        _check(LIBC.mount(shared.encode(), b"/dev/shm", None, MS_BIND, None), "binding /dev/shm")
     for name, value in IPC_LIMITS.items():
         with open(f"/proc/sys/{name}", "w") as setting:
             setting.write(str(value))

@@ -1701,7 +1701,7 @@ import os as _os
 _report = {"bytes": 0, "files": 0, "errors": []}
 for _n in range(16):
     try:
-        with open(f"/tmp/integrity-fill-{_n}", "wb") as _f:
+        with open(f"/dev/shm/integrity-fill-{_n}", "wb") as _f:
             for _ in range(64):
                 _f.write(b"x" * (1 << 20))
                 _report["bytes"] += 1 << 20
