@@ -50,7 +50,7 @@ c.Exchange.root = str(ROOT / "work" / "exchange")
 def command_line_settings(args: list[str], sections: tuple[str, ...]) -> object:
     """The `--Section.name=value` (or `--Section.name value`) settings of these sections among `args`."""
     picked = []
-    for arg, following in zip(args, [*args[1:], None], strict=True):
+    for arg, following in zip(args, [*args[1:], None], strict=False):  # each with the one after it, if any
         if arg.startswith("--") and arg[2:].split(".", 1)[0] in sections:
             picked += [arg] if "=" in arg or following is None else [arg, following]
     return KVArgParseConfigLoader(picked).load_config()

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde
 
@@ -125,3 +126,20 @@ def test_nbgrader_autograde_typed_in_the_course_keeps_the_trusted_grade(tmp_path
     assert len(flagged) == len(FLAGGED_TESTS), "each flagged cell's result line gives the grader's reason"
     hidden = [block for block in results if "hidden tests</b>: 0 / 4 points" in block and "AssertionError: " in block]
     assert len(hidden) == 1, "the hidden cell's result line gives the trusted check's verdict"
+
+
+def test_the_course_configuration_loads_whatever_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make test` runs pytest with no arguments at all; a setting on the command line wins, in either form."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    def course_configuration() -> object:
+        return PyFileConfigLoader("nbgrader_config.py", path=str(REPO / "grader")).load_config()
+
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    assert course_configuration().CourseDirectory.course_id == "nn-module-internals"
+    for argv in (
+        ["lab", "--CourseDirectory.db_url", "sqlite:///a.db"],
+        ["lab", "--CourseDirectory.db_url=sqlite:///a.db"],
+    ):
+        monkeypatch.setattr(sys, "argv", argv)
+        assert course_configuration().CourseDirectory.db_url == "sqlite:///a.db"

@@ -16,7 +16,7 @@ from grader.nbgrader_steps import FLAG_NOTE
 from tests.conftest import grader_process
 from tests.e2e.conftest import VIEWPORT
 from tests.e2e.lab_server import REPO, Lab, running_lab
-from tests.test_nbgrader_steps import ASSIGNMENT, CLASSIFY_TESTS, recorded, write_cheat
+from tests.test_nbgrader_steps import ASSIGNMENT, FLAGGED_TESTS, recorded, write_cheat
 
 STUDENT = "liar"
 AUTOGRADE_TIMEOUT_MS = 300_000
@@ -74,8 +74,8 @@ def test_the_flag_and_its_reasons_show_in_the_formgrader(graded: Graded) -> None
     # nbgrader shows a cell's automatic comment as the placeholder of its comment box
     comment = page.locator(f'textarea[placeholder*="{FLAG_NOTE}"]')
     comment.wait_for()
-    for grade_id in CLASSIFY_TESTS:
+    for grade_id in FLAGGED_TESTS:
         assert f"{FLAG_NOTE}, {grade_id}: the notebook's tests gave" in comment.get_attribute("placeholder")
     # and the reason beside each flagged test cell, under its 0 points
     notes = page.locator(".output_area", has_text=f"{FLAG_NOTE}: the notebook's tests gave")
-    assert notes.count() == len(CLASSIFY_TESTS)
+    assert notes.count() == len(FLAGGED_TESTS)
