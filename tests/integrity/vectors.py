@@ -1603,7 +1603,7 @@ import socket as _socket
 _libc = _ctypes.CDLL(None, use_errno=True)
 _libc.shmat.restype = _ctypes.c_void_p
 _KEY, _SIZE = 0x1D7E61, 1 << 16
-_FILES = ["/tmp/integrity-answers.py", "/dev/shm/integrity-answers.py", "/scratch/integrity-answers.py"]
+_FILES = ["/tmp/integrity-answers.py", "/dev/shm/integrity-answers.py", "/scratch/home/integrity-answers.py"]
 _ABSTRACT = "\\0integrity-answers"
 """
 PLANT = """
@@ -1823,7 +1823,7 @@ VECTORS += [
         19,
         "19a",
         "plant_answers",
-        "a full answer that leaves it in SysV shm, /tmp, /dev/shm, the scratch and an abstract socket's server",
+        "a full answer that leaves it in SysV shm, /dev/shm, its home, /tmp if it can and an abstract socket's server",
         plant,
         deserved="full",
         kinds=("ok",),
