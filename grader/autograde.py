@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -50,7 +49,7 @@ from grader.hidden_tests import runnable
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import CourseExecute, Grading, TrustedCheck
 from grader.notebooks import assignment_notebooks, read_notebook
-from grader.release import generate
+from grader.release import recorded_release
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
 from grader.tables import format_table
 from grader.tampering import tampering
@@ -168,17 +167,8 @@ def prepare(
     (read once for the run), and the trusted checker (None without a trusted check)."""
     running.prepare(_course_cells(assignment))
     checking = pool.submit(_trusted_checker, assignment, running)
-    released = record_assignment(assignment, work_dir, db_url)
+    released = recorded_release(assignment, work_dir, db_url)
     return nbgrader_config(work_dir=work_dir, db_url=db_url), released, checking.result()
-
-
-def record_assignment(assignment: str, work_dir: Path, db_url: str | None = None) -> dict[str, NotebookNode]:
-    """Record the assignment in the gradebook: each graded cell, hidden tests included (nbgrader generate). Return
-    the notebooks that generates, by file name: what submissions are compared with (not exercises/, which may have
-    been edited)."""
-    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
-        generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
-        return {path.name: read_notebook(path) for path in sorted((Path(scratch) / assignment).glob("*.ipynb"))}
 
 
 def _outcome_of(future: Future, assignment: str, student: str, print_: str, config) -> tuple[Outcome, bool]:

@@ -21,10 +21,11 @@ from distributed import Client, as_completed
 from nbgrader.api import Gradebook
 from traitlets.config import Config
 
-from grader.autograde import Ledger, Outcome, Plan, _award_nothing, _outcome_of, record_assignment
+from grader.autograde import Ledger, Outcome, Plan, _award_nothing, _outcome_of
 from grader.cluster_worker import Graded, Submission, WarmSandbox, course_digest, grade_submission
 from grader.course import CourseError, nbgrader_config
 from grader.nbgrader_setup import ready_nbgrader
+from grader.release import recorded_release
 from grader.sandbox import Limits
 
 # Submissions sent ahead of their results. Their files wait in the scheduler's memory, so not the whole class at
@@ -56,7 +57,7 @@ def autograde_on_cluster(
     outcomes = dict(plan.done)
     if plan.pending:
         ready_nbgrader()
-        record_assignment(assignment, work_dir, db_url)
+        recorded_release(assignment, work_dir, db_url)
         config = nbgrader_config(work_dir=work_dir, db_url=db_url)
         ledger = Ledger(work_dir / "grading_status" / assignment)
         digest = course_digest(assignment)

@@ -50,7 +50,7 @@ def generate(assignment: str, config: Config) -> None:
         ) from None
 
 
-def generated_sources(names: list[str]) -> dict[Path, nbformat.NotebookNode]:
+def generated_sources(names: list[str]) -> dict[Path, NotebookNode]:
     """Each source notebook of these assignments with its hidden-test blocks written from the exercise's checks
     and the solution's observations (run once, in the grading sandbox)."""
     sources = {name: check_sources(name) for name in names if has_trusted_check(name)}
@@ -65,11 +65,19 @@ def generated_sources(names: list[str]) -> dict[Path, nbformat.NotebookNode]:
         return generated
 
 
+def recorded_release(assignment: str, work_dir: Path, db_url: str | None = None) -> dict[str, NotebookNode]:
+    """Generate an assignment's release into a scratch folder, recording the assignment (each graded cell, hidden
+    tests included) in the gradebook of `work_dir` (or `db_url`); return what solutions/ generates, by notebook
+    name: not exercises/, which a student may have edited."""
+    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
+        generate(assignment, nbgrader_config(work_dir=work_dir, release=Path(scratch), db_url=db_url))
+        return {path.name: read_notebook(path) for path in sorted((Path(scratch) / assignment).glob("*.ipynb"))}
+
+
 def fresh_release(assignment: str) -> dict[str, NotebookNode]:
     """What solutions/ generates for an assignment's release, by notebook name; exercises/ and work/ untouched."""
-    with tempfile.TemporaryDirectory(prefix="grader-release-") as scratch:
-        generate(assignment, nbgrader_config(work_dir=Path(scratch) / "work", release=Path(scratch) / "release"))
-        return {p.name: read_notebook(p) for p in sorted((Path(scratch) / "release" / assignment).glob("*.ipynb"))}
+    with tempfile.TemporaryDirectory(prefix="grader-work-") as scratch:
+        return recorded_release(assignment, Path(scratch) / "work")
 
 
 def release(assignments: list[str]) -> list[str]:
@@ -116,7 +124,7 @@ def check_release(assignments: list[str]) -> list[str]:
     return problems
 
 
-def _stale_hidden_blocks(path: Path, generated: nbformat.NotebookNode) -> list[str]:
+def _stale_hidden_blocks(path: Path, generated: NotebookNode) -> list[str]:
     """The cells whose hidden-test block differs from what the exercise's checks generate."""
     committed = read_notebook(path)
     return [
