@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from nbformat import NotebookNode
@@ -44,7 +44,7 @@ from grader.course import (
 )
 from grader.escaping import printable
 from grader.execute import nbgrader_environment
-from grader.gradebook import submission_totals
+from grader.gradebook import cell_grades, changed_outside, graded_by_hand, submission_totals
 from grader.hidden_tests import runnable
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import CourseExecute, Grading, TrustedCheck
@@ -69,6 +69,9 @@ class Outcome:
     score: float
     max_score: float
     fingerprint: str  # of the submitted files, so a resubmission is graded again
+    # The automatic points the grader recorded per graded cell (grade_id -> points): a gradebook that says otherwise
+    # was changed outside the grader.
+    auto_scores: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Reasons quote student-controlled text (metadata keys, file names, error messages): escaped once, here.
@@ -83,15 +86,18 @@ class Plan:
     students: list[str]
     pending: list[tuple[str, str]]  # (student, fingerprint)
     done: dict[str, Outcome]
+    changed: dict[str, list[str]] = field(default_factory=dict)  # pending because the gradebook was changed: how
 
 
 def plan(assignment: str, work_dir: Path, db_url: str | None = None) -> Plan:
     """Find every submission under `work_dir`/submitted/<student>/<assignment>/ and what is left to grade.
 
     A submission counts as done when the ledger holds an outcome for exactly its current files and its grade is in
-    the gradebook `db_url` (default: the work folder's), so an interrupted run can simply be started again, a
-    resubmission is graded again, and a run into another gradebook grades everything there. The ledger never holds
-    an outcome that the grader's own failure caused.
+    the gradebook `db_url` (default: the work folder's) with the automatic points the grader gave it, so an
+    interrupted run can simply be started again, a resubmission is graded again, a run into another gradebook grades
+    everything there, and a grade changed outside the grader is graded again (`Plan.changed` says how it was
+    changed). A teaching assistant's manual score is not a change. The ledger never holds an outcome that the
+    grader's own failure caused.
     """
     [assignment] = assignment_names([assignment])
     submitted = work_dir / "submitted"
@@ -101,16 +107,20 @@ def plan(assignment: str, work_dir: Path, db_url: str | None = None) -> Plan:
         raise CourseError(f"{relative(submitted)}: no submission of {assignment} (expected {layout})")
     ledger = Ledger(work_dir / "grading_status" / assignment)
     ready_nbgrader()
-    recorded = submission_totals(db_url or default_db_url(work_dir), assignment)
-    pending, done = [], {}
+    grades = cell_grades(db_url or default_db_url(work_dir), [assignment])
+    recorded = {student: cells[assignment] for student, cells in grades.items()}
+    pending, done, changed = [], {}, {}
     for student in students:
         digest = fingerprint(submitted / student / assignment)
         previous = ledger.read(student)
         if previous and previous.fingerprint == digest and student in recorded:
-            done[student] = previous
-        else:
-            pending.append((student, digest))
-    return Plan(assignment, students, pending, done)
+            changes = changed_outside(previous.auto_scores, recorded[student])
+            if not changes:
+                done[student] = previous
+                continue
+            changed[student] = changes
+        pending.append((student, digest))
+    return Plan(assignment, students, pending, done, changed)
 
 
 def autograde(
@@ -232,9 +242,11 @@ def _grade(
     if not problem:
         submitted, problem = _read_submission(folder)
         problem = problem or _missing_notebook(submitted, released)
-    if problem:
-        return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
     db_url = config.CourseDirectory.db_url
+    if problem:  # as for a submission rejected at intake, a grade recorded before for other files no longer counts
+        with GRADEBOOK:
+            _award_nothing(db_url, assignment, student)
+        return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
     flags = _tampered(submitted, released)
     with GRADEBOOK:
         converter = ConcurrentAutograde(grading, coursedir=CourseDirectory(config=config), config=config)
@@ -262,9 +274,9 @@ def _grade(
     if flags:
         with GRADEBOOK:
             _flag(db_url, assignment, student)
-    score, max_score = _recorded_total(db_url, assignment, student)
+    score, max_score, auto_scores = _recorded(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
-    return Outcome(student, assignment, status, score, max_score, fingerprint)
+    return Outcome(student, assignment, status, score, max_score, fingerprint, auto_scores)
 
 
 def _flag(db_url: str, assignment: str, student: str) -> None:
@@ -347,10 +359,12 @@ def _read_submission(folder: Path) -> tuple[dict[str, NotebookNode], str]:
     return notebooks, ""
 
 
-def _recorded_total(db_url: str, assignment: str, student: str) -> tuple[float, float]:
+def _recorded(db_url: str, assignment: str, student: str) -> tuple[float, float, dict[str, float]]:
+    """A submission's score and maximum as recorded, and the automatic points of each of its graded cells."""
     with Gradebook(db_url) as gradebook:
         submission = gradebook.find_submission(assignment, student)
-        return float(submission.score), float(submission.max_score)
+        auto = {g.name: float(g.auto_score or 0.0) for notebook in submission.notebooks for g in notebook.grades}
+        return float(submission.score), float(submission.max_score), auto
 
 
 def fingerprint(folder: Path) -> str:
@@ -452,12 +466,17 @@ class ConcurrentExecute(CourseExecute):
 
 
 def outcome_table(outcomes: list[Outcome], db_url: str) -> str:
-    """The per-student summary printed at the end of a grading run: scores as the gradebook `db_url` has them."""
-    totals = {a: submission_totals(db_url, a) for a in sorted({o.assignment for o in outcomes})}
+    """The per-student summary printed at the end of a grading run: scores as the gradebook `db_url` has them, a
+    teaching assistant's manual scores among them (named in the status)."""
+    assignments = sorted({o.assignment for o in outcomes})
+    totals = {a: submission_totals(db_url, a) for a in assignments}
+    grades = cell_grades(db_url, assignments)
     rows = [("student", "assignment", "score", "status")]
     for o in sorted(outcomes, key=lambda o: (o.assignment, o.student)):
         score, max_score = totals[o.assignment].get(o.student, (o.score, o.max_score))
-        rows.append((o.student, o.assignment, f"{score:g} / {max_score:g}", o.status))
+        by_hand = graded_by_hand(grades.get(o.student, {}).get(o.assignment, {}))
+        status = o.status + (f"; graded by hand: {', '.join(by_hand)}" if by_hand else "")
+        rows.append((o.student, o.assignment, f"{score:g} / {max_score:g}", status))
     failed = sum(o.status.startswith("error") for o in outcomes)
     flagged = sum(o.status.startswith("flagged") for o in outcomes)
     return format_table(rows) + f"\ngraded {len(outcomes)} submission(s), {failed} with errors, {flagged} flagged"

@@ -137,6 +137,12 @@ def _autograde(args: argparse.Namespace) -> int:
                 print(
                     f"{assignment}: {len(todo.done)} submission(s) already graded with the same files", file=sys.stderr
                 )
+            for student, changes in sorted(todo.changed.items()):
+                print(
+                    f"{assignment}: {printable(student)}: grades changed outside the grader ({'; '.join(changes)}):"
+                    " graded again",
+                    file=sys.stderr,
+                )
             progress = Progress(len(todo.pending), label=f"{assignment} ")
             outcomes += grade(
                 todo,

@@ -114,7 +114,7 @@ def _record(graded: Graded, config: Config) -> Outcome:
                 for comment in notebook.comments:
                     comment.auto_comment = comments.get(comment.name)
             gradebook.db.commit()
-    if not graded.final:
+    if not graded.final or graded.scores is None:  # nothing graded: a grade recorded before no longer counts
         _award_nothing(course.db_url, outcome.assignment, outcome.student)
     if graded.autograded.files:
         _replace(Path(course.autograded_directory) / outcome.student / outcome.assignment, graded.autograded)

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from nbgrader.api import Gradebook, MissingEntry
 
 from grader.course import nbgrader_config
 
-# {student: {assignment: {grade_id: score}}}
+
+@dataclass(frozen=True)
+class CellGrade:
+    """One graded cell as the gradebook holds it: the automatic score (the grader's) and a manual score (a teaching
+    assistant's, in the Formgrader), each None until given."""
+
+    auto: float | None
+    manual: float | None
+
+    @property
+    def score(self) -> float | None:
+        """What nbgrader counts: the manual score where there is one."""
+        return self.manual if self.manual is not None else self.auto
+
+
+# {student: {assignment: {grade_id: ...}}}
+CellGrades = dict[str, dict[str, dict[str, CellGrade]]]
 CellScores = dict[str, dict[str, dict[str, float]]]
 
 
@@ -16,7 +34,18 @@ def course_id() -> str:
 
 def cell_scores(db_url: str, assignments: list[str] | None = None) -> CellScores:
     """Every recorded score of every automatically or manually graded cell."""
-    scores: CellScores = {}
+    return {
+        student: {
+            assignment: {name: cell.score for name, cell in cells.items() if cell.score is not None}
+            for assignment, cells in per_assignment.items()
+        }
+        for student, per_assignment in cell_grades(db_url, assignments).items()
+    }
+
+
+def cell_grades(db_url: str, assignments: list[str] | None = None) -> CellGrades:
+    """Every graded cell of every recorded submission, its automatic and manual score apart."""
+    grades: CellGrades = {}
     with Gradebook(db_url, course_id()) as gradebook:
         for assignment in gradebook.assignments:
             if assignments and assignment.name not in assignments:
@@ -26,12 +55,34 @@ def cell_scores(db_url: str, assignments: list[str] | None = None) -> CellScores
                     submission = gradebook.find_submission(assignment.name, student.id)
                 except MissingEntry:
                     continue
-                cells = scores.setdefault(student.id, {}).setdefault(assignment.name, {})
+                cells = grades.setdefault(student.id, {}).setdefault(assignment.name, {})
                 for notebook in submission.notebooks:
                     for grade in notebook.grades:
-                        if grade.score is not None:
-                            cells[grade.name] = float(grade.score)
-    return scores
+                        cells[grade.name] = CellGrade(_number(grade.auto_score), _number(grade.manual_score))
+    return grades
+
+
+def _number(score: object) -> float | None:
+    return None if score is None else float(score)
+
+
+def changed_outside(graded: dict[str, float], cells: dict[str, CellGrade]) -> list[str]:
+    """Each cell whose automatic score in the gradebook is not what the grader recorded (`graded`: grade_id ->
+    points; a cell it did not score counts as 0), described. A manual score is never a change: it is kept."""
+    return [
+        f"{name}: {cell.auto or 0.0:g} in the gradebook, {graded.get(name, 0.0):g} when graded"
+        for name, cell in sorted(cells.items())
+        if (cell.auto or 0.0) != graded.get(name, 0.0)
+    ]
+
+
+def graded_by_hand(cells: dict[str, CellGrade]) -> list[str]:
+    """Each cell a teaching assistant scored by hand, with the automatic score it replaces."""
+    return [
+        f"{name}: {cell.manual:g}" + (f" (auto {cell.auto:g})" if cell.auto is not None else "")
+        for name, cell in sorted(cells.items())
+        if cell.manual is not None
+    ]
 
 
 def max_scores(db_url: str) -> dict[str, dict[str, float]]:

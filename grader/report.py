@@ -8,7 +8,9 @@ from pathlib import Path
 
 from grader.autograde import Ledger
 from grader.escaping import spreadsheet_cell
-from grader.gradebook import CellScores, cell_scores, max_scores
+from grader.gradebook import CellGrade, cell_grades, changed_outside, graded_by_hand, max_scores
+
+OUTSIDE = "graded outside `grader autograde` (no record of it in grading_status/)"
 
 
 @dataclass(frozen=True)
@@ -17,25 +19,38 @@ class Row:
     assignment: str
     status: str
     cells: dict[str, float]
+    by_hand: str = ""  # the cells a teaching assistant scored by hand, with the automatic score each replaces
 
 
 def rows(work_dir: Path, db_url: str) -> list[Row]:
-    """Every graded submission, with its status from the grading ledger and its cell scores from the gradebook."""
-    scores: CellScores = cell_scores(db_url)
+    """Every graded submission: its status from the grading ledger, each cell's points the manual score a teaching
+    assistant gave it or else the automatic points the grader recorded. Where the gradebook's automatic points are
+    not the grader's, the grader's count and the status says what was changed."""
+    grades = cell_grades(db_url)
     found = []
     for folder in sorted((work_dir / "grading_status").glob("*")):
         ledger = Ledger(folder)
         for record in sorted(folder.glob("*.json")):
             outcome = ledger.read(record.stem)
             if outcome:
-                cells = scores.get(outcome.student, {}).get(outcome.assignment, {})
-                found.append(Row(outcome.student, outcome.assignment, outcome.status, cells))
+                cells = grades.get(outcome.student, {}).get(outcome.assignment, {})
+                changes = changed_outside(outcome.auto_scores, cells)
+                status = outcome.status
+                if changes:
+                    status = f"changed outside the grader ({'; '.join(changes)}), run grader autograde; {status}"
+                found.append(_row(outcome.student, outcome.assignment, status, cells, outcome.auto_scores))
     known = {(row.student, row.assignment) for row in found}
-    for student, per_assignment in sorted(scores.items()):
+    for student, per_assignment in sorted(grades.items()):
         for assignment, cells in sorted(per_assignment.items()):
-            if (student, assignment) not in known:  # graded by nbgrader itself, outside this tool
-                found.append(Row(student, assignment, "ok", cells))
+            if (student, assignment) not in known:
+                auto = {name: cell.auto for name, cell in cells.items() if cell.auto is not None}
+                found.append(_row(student, assignment, OUTSIDE, cells, auto))
     return sorted(found, key=lambda row: (row.student, row.assignment))
+
+
+def _row(student: str, assignment: str, status: str, cells: dict[str, CellGrade], auto: dict[str, float]) -> Row:
+    points = {name: cell.manual if cell.manual is not None else auto.get(name, 0.0) for name, cell in cells.items()}
+    return Row(student, assignment, status, points, ", ".join(graded_by_hand(cells)))
 
 
 def write_csv(table: list[Row], path: Path) -> None:
@@ -43,11 +58,12 @@ def write_csv(table: list[Row], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "assignment", "status", "score", *map(spreadsheet_cell, grade_ids)])
+        header = ["student", "assignment", "status", "score", "graded by hand", *map(spreadsheet_cell, grade_ids)]
+        writer.writerow(header)
         for row in table:
             cells = [f"{row.cells[g]:g}" if g in row.cells else "" for g in grade_ids]
             text = [spreadsheet_cell(value) for value in (row.student, row.assignment, row.status)]
-            writer.writerow([*text, f"{sum(row.cells.values()):g}", *cells])
+            writer.writerow([*text, f"{sum(row.cells.values()):g}", spreadsheet_cell(row.by_hand), *cells])
 
 
 def write_summary_png(table: list[Row], maxima: dict[str, dict[str, float]], path: Path) -> None:

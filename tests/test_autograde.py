@@ -96,3 +96,50 @@ def test_feedback_has_a_page_per_student(graded_class: GradedClass) -> None:
     assert sorted(p.parent.parent.name for p in pages) == sorted(graded_class.expected)
     full = (graded_class.work_dir / "feedback" / "full" / graded_class.assignment).glob("*.html")
     assert f"Score: {sum(graded_class.expected['full'].values()):g}" in next(full).read_text().replace(".0", "")
+
+
+def test_a_manual_grade_is_kept_and_a_grade_changed_outside_the_grader_is_graded_again(
+    graded_class: GradedClass, tmp_path: Path
+) -> None:
+    if graded_class.assignment != ASSIGNMENTS[0]:
+        pytest.skip("the ledger and the gradebook are the same for every assignment; one shows it")
+    from nbgrader.api import Gradebook
+
+    from grader.autograde import outcome_table
+
+    db_url = default_db_url(graded_class.work_dir)
+    assistant, tamperer = sorted(s for s in graded_class.expected if s != "full")[:2]
+    by_hand, changed = (sorted(graded_class.expected[s])[0] for s in (assistant, tamperer))
+    with Gradebook(db_url) as gradebook:
+        max_points = {
+            cell.name: cell.max_score for cell in gradebook.find_notebook(*[graded_class.assignment] * 2).grade_cells
+        }
+        gradebook.find_grade(by_hand, graded_class.assignment, graded_class.assignment, assistant).manual_score = 0.5
+        cheat = gradebook.find_grade(changed, graded_class.assignment, graded_class.assignment, tamperer)
+        cheat.auto_score = max_points[changed] + 1
+        gradebook.db.commit()
+
+    todo = plan(graded_class.assignment, graded_class.work_dir)
+    assert [student for student, _ in todo.pending] == [tamperer]
+    graded = graded_class.expected[tamperer][changed]
+    assert todo.changed[tamperer] == [
+        f"{changed}: {max_points[changed] + 1:g} in the gradebook, {graded:g} when graded"
+    ]
+    run = grader("report", "--work", str(graded_class.work_dir), "--out", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
+    assert rows[assistant]["status"] == "ok"
+    assert rows[assistant]["graded by hand"] == f"{by_hand}: 0.5 (auto {graded_class.expected[assistant][by_hand]:g})"
+    assert float(rows[assistant][by_hand]) == 0.5
+    assert rows[tamperer]["status"].startswith(f"changed outside the grader ({changed}: ")
+    assert float(rows[tamperer][changed]) == graded_class.expected[tamperer][changed], "the grader's points count"
+
+    outcomes = autograde(todo, graded_class.work_dir, workers=1)
+    recorded = cell_scores(db_url)
+    assert recorded[tamperer][graded_class.assignment] == graded_class.expected[tamperer]
+    assert recorded[assistant][graded_class.assignment][by_hand] == 0.5, "the assistant's grade is kept"
+    assert f"graded by hand: {by_hand}: 0.5" in outcome_table(outcomes, db_url)
+    assert plan(graded_class.assignment, graded_class.work_dir).pending == []
+    with Gradebook(db_url) as gradebook:  # as the other tests expect it
+        gradebook.find_grade(by_hand, graded_class.assignment, graded_class.assignment, assistant).manual_score = None
+        gradebook.db.commit()

@@ -68,6 +68,23 @@ def test_a_broken_submission_gets_an_error_and_the_batch_completes(tmp_path: Pat
     assert run.stdout.splitlines()[-1] == "graded 3 submission(s), 2 with errors, 0 flagged"
 
 
+def test_a_broken_resubmission_leaves_no_earlier_grade_counting(tmp_path: Path) -> None:
+    folder, work = tmp_path / "in" / "ana" / ASSIGNMENT, tmp_path / "work"
+    folder.mkdir(parents=True)
+    nbformat.write(
+        submission(nbformat.read(RELEASE, 4), solution_answers(nbformat.read(SOURCE, 4))), folder / RELEASE.name
+    )
+    assert grader_process("autograde", str(tmp_path / "in"), "--work", str(work)).returncode == 0
+    assert sum(cell_scores(default_db_url(work))["ana"][ASSIGNMENT].values()) == 12
+    (folder / RELEASE.name).rename(folder / "renamed.ipynb")  # taken in, then found to lack the assignment's notebook
+    run = grader_process("autograde", str(tmp_path / "in"), "--work", str(work))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[1].split()[2:6] == ["0", "/", "12", "error:"]
+    assert set(cell_scores(default_db_url(work))["ana"][ASSIGNMENT].values()) == {0.0}
+    again = grader_process("autograde", str(tmp_path / "in"), "--work", str(work))
+    assert "1 submission(s) already graded with the same files" in again.stderr, again.stderr
+
+
 def _gradebook_rows(work: Path) -> tuple[int, int]:
     with sqlite3.connect(work / "gradebook.db") as db:
         submissions = db.execute("select count(*) from submitted_assignment").fetchone()[0]
