@@ -6,12 +6,15 @@ until every chapter is re-run (`make outputs`) and its prose re-read, so stale c
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 import torch
+from IPython.core.inputtransformer2 import TransformerManager
 
 CHAPTERS = sorted((Path(__file__).resolve().parent.parent / "chapters").glob("[0-9][0-9]_*.ipynb"))
 INSTALLED = torch.__version__.split("+")[0]
@@ -90,3 +93,128 @@ def test_prediction_outputs_open_collapsed(path: Path) -> None:
             assert hidden == OUTPUTS_HIDDEN, f"{where} answers a prediction: its metadata needs {OUTPUTS_HIDDEN}"
         else:
             assert not hidden, f"{where} hides its outputs but answers no prediction"
+
+
+# Reading torch's source by hand: what a cell gets from these, it must not split into lines or walk line by line.
+SOURCE_READERS = {"getsource", "getsourcelines", "getdoc", "__doc__"}
+
+
+def _reads_source(node: ast.AST, bound: set[str]) -> bool:
+    """Whether the expression holds torch's source (or a docstring), directly or through a name bound to it."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute | ast.Name):
+            if (sub.func.attr if isinstance(sub.func, ast.Attribute) else sub.func.id) in SOURCE_READERS:
+                return True
+        if isinstance(sub, ast.Attribute) and sub.attr == "__doc__":
+            return True
+        if isinstance(sub, ast.Name) and sub.id in bound:
+            return True
+    return False
+
+
+def _bind(statement: ast.stmt, bound: set[str]) -> None:
+    """Track the names that hold the source after `statement`: assigned from it, or functions that read it."""
+    holds, other = set(), set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _reads_source(node, bound):
+            holds.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and node.value:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+            (holds if _reads_source(node.value, bound | holds) else other).update(names)
+    bound -= other - holds
+    bound |= holds
+
+
+def source_parsed_by_hand(code: str, bound: set[str] | None = None) -> list[int]:
+    """The lines of a code cell that split source (or a docstring) into lines, walk it, or ask for it as lines.
+
+    `bound` carries, from cell to cell of a chapter, the names that hold source (or a function returning it).
+    Counting its lines, `len(...splitlines())`, is not showing them and is allowed.
+    """
+    bound = set() if bound is None else bound
+    found = set()
+    for statement in ast.parse(TransformerManager().transform_cell(code)).body:
+        _bind(statement, bound)
+        counted = {
+            id(node.args[0])
+            for node in ast.walk(statement)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and node.args
+        }
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "getsourcelines":
+                    found.add(node.lineno)
+                elif node.func.attr in ("splitlines", "split") and id(node) not in counted:
+                    if _reads_source(node.func.value, bound):
+                        found.add(node.lineno)
+            elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) and _reads_source(node.iter, bound):
+                found.add(node.iter.lineno)
+    return sorted(found)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'lines = inspect.getsource(nn.Module.train).splitlines()\nprint([l for l in lines if "mode" in l])',
+        'source = inspect.getsource(nn.Module.train)\nprint([l for l in source.splitlines() if "mode" in l])',
+        'for line in inspect.getsource(nn.Module.eval).split("\\n"):\n    print(line)',
+        "text = getsource(f)\nfor character in text:\n    pass",
+        "lines, start = inspect.getsourcelines(nn.Module.eval)",
+        'print([line for line in nn.Module.eval.__doc__.splitlines() if "mode" in line])',
+        "%time x = 1\nsource = inspect.getsource(f)\nkept = [l for l in source.splitlines() if l]",
+        "def body(f):\n    return inspect.getsource(f)\n\n\nprint(body(nn.Module.eval).splitlines()[1:])",
+    ],
+)
+def test_the_hand_parser_check_catches(code: str) -> None:
+    assert source_parsed_by_hand(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'show_source(nn.Module._apply, "param.data = param_applied")',
+        'print("lines:", len(inspect.getsource(nn.Module._call_impl).splitlines()))',
+        "n = sum(len(inspect.getsource(f).splitlines()) for f in functions)\nprint(n)",
+        'print(inspect.signature(nn.Module.register_forward_hook).parameters["prepend"].kind)',
+        'for line in "a\\nb".splitlines():\n    print(line)',
+        'source = inspect.getsource(f)\nsource = "a\\nb"\nprint(source.splitlines())',
+        'print("add_module" in inspect.getsource(nn.Module.__setattr__))',
+    ],
+)
+def test_the_hand_parser_check_lets_through(code: str) -> None:
+    assert source_parsed_by_hand(code) == []
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_source_lines_are_shown_with_the_helper(path: Path) -> None:
+    """A chapter shows lines of torch's source with show_source (chapters/source_lines.py), not a parser of its own."""
+    bound: set[str] = set()  # a name bound to the source in one cell may be split in a later one
+    for number, cell in enumerate(_read(path).cells, start=1):
+        if cell.cell_type == "code":
+            lines = source_parsed_by_hand(cell.source, bound)
+            assert not lines, (
+                f"{path.name} cell {number} (lines {lines}) splits torch's source into lines by hand: "
+                "use show_source(obj, *needles, numbers=..., after=..., indent=...) from source_lines"
+            )
+
+
+def _sample_source() -> None:
+    if True:
+        first = 1
+        second = first + 1
+    print(second)
+
+
+def test_show_source_options(capsys: pytest.CaptureFixture[str]) -> None:
+    sys.path.insert(0, str(CHAPTERS[0].parent))
+    try:
+        from source_lines import show_source
+    finally:
+        sys.path.remove(str(CHAPTERS[0].parent))
+    show_source(_sample_source, "first", "print(")
+    assert capsys.readouterr().out == "first = 1\nsecond = first + 1\nprint(second)\n"
+    show_source(_sample_source, "if True:", after=1, indent=True, numbers=True)
+    assert capsys.readouterr().out == "  1 if True:\n  2     first = 1\n"
+    show_source(_sample_source, "first = 1", "second =", after=1)  # overlapping blocks: each line once
+    assert capsys.readouterr().out == "first = 1\nsecond = first + 1\nprint(second)\n"
