@@ -5,10 +5,10 @@ nbgrader does. Three things change: the cells run in a sandboxed child forked fr
 (grader.sandbox) instead of a kernel started cold; several submissions are graded at once by worker threads (the
 gradebook sees one writer at a time: a worker holds GRADEBOOK while it prepares and records a submission and lets
 go of it while the cells run); and the points of each graded test cell come from the trusted check
-(grader.trusted), which runs outside the notebook's process. The hidden work runs once: the notebook's child runs
-only the visible lines of a hidden-test cell, and the trusted check's verdict on the cell (the first differing case,
-what was expected there and what came back) becomes the cell's error output, which the autograded notebook and the
-feedback show. Where the notebook's own tests and the trusted check disagree, the trusted points are recorded and
+(grader.trusted): the grader compares what the exercise's observers saw with what they see of the solution. The
+hidden work runs once, in the submission's one child: its cells (only the visible lines of a hidden-test cell), then
+the observers. The verdict on each cell (the first differing case, what was expected there and what came back)
+becomes the cell's error output, which the autograded notebook and the feedback show. Where the notebook's own tests and the trusted check disagree, the trusted points are recorded and
 the submission is flagged.
 """
 

@@ -3,19 +3,18 @@
 The course's nbgrader configuration names them in `Autograde.autograde_preprocessors`, so every way to autograde
 grades the same way: `python -m grader autograde`, the Formgrader's Autograde buttons and `nbgrader autograde` typed
 in the course folder all run the cells in the sandbox and take each graded test cell's points from the trusted
-check. The hidden work runs once: the notebook's child runs only the visible lines of a hidden-test cell, the trusted
-check runs beside it, and its verdict on the cell (the first differing case, what was expected there and what came
-back) becomes the cell's error output. Inside a grading run (grader.autograde) each submission's Grading is passed
-to both steps; under nbgrader's own Autograde the execute step starts a sandbox of its own for the notebook. The
-execute step hands its verdict to the trusted-check step in the notebook's resources.
+check. The hidden work runs once, in the notebook's one child: it runs the cells (only the visible lines of a
+hidden-test cell), then the trusted check's observers; the grader compares what they saw with the solution's, and
+the verdict on each cell (the first differing case, what was expected there and what came back) becomes the cell's
+error output. Inside a grading run (grader.autograde) each submission's Grading is passed to both steps; under
+nbgrader's own Autograde the execute step starts a sandbox of its own for the notebook. The execute step hands its
+verdict to the trusted-check step in the notebook's resources.
 """
 
 from __future__ import annotations
 
 import tempfile
-import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, wait
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,21 +26,20 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grader.hidden_tests import has_hidden_block
 from grader.notebooks import nbgrader_cells
-from grader.sandbox import Sandbox, SandboxFailure, start_sandbox
+from grader.sandbox import Child, Sandbox, SandboxFailure, start_sandbox
 from grader.sandboxed_execute import CellRun, SandboxedExecute
 from grader.trusted import TrustedChecker, Verdict, has_trusted_check
 
 FLAG_NOTE = "Flagged by the grader's trusted check"
-VERDICT = "grader_trusted_verdict"  # the key of the trusted check's verdict (a Future) in a notebook's resources
+VERDICT = "grader_trusted_verdict"  # the key of the trusted check's Verdict in a notebook's resources
 
 
 @dataclass
 class Grading(CellRun):
     """One submission's grading, passed explicitly to the steps that run it: the CellRun of its cells, the trusted
-    check, the check's verdict per notebook once started, and the flags the trusted-check step raised."""
+    check, and the flags the trusted-check step raised."""
 
     checker: TrustedChecker | None = None
-    verdicts: dict[str, Future] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -56,8 +54,8 @@ def own_sandbox() -> Iterator[Sandbox]:
 
 
 class CourseExecute(SandboxedExecute):
-    """nbgrader's Execute step: the cells in the sandbox (the run's, or one started for this notebook), the trusted
-    check beside them, and its verdict on each hidden-test cell as that cell's outcome."""
+    """nbgrader's Execute step: the cells in the sandbox (the run's, or one started for this notebook), then the
+    trusted check's observers in the same child, and its verdict on each hidden-test cell as that cell's outcome."""
 
     def __init__(self, grading: Grading | None = None, **kwargs: object) -> None:
         super().__init__(grading, **kwargs)
@@ -75,51 +73,37 @@ class CourseExecute(SandboxedExecute):
                 self.cell_run = None
 
     def _checked(self, nb: NotebookNode, resources: dict, retries: int | None):
-        checker = self.cell_run.checker
-        if checker:
-            verdict = _in_thread(checker.check, checker.code_to_run(nb))
-            self.cell_run.verdicts[resources.get("unique_key", "")] = verdict
-            resources[VERDICT] = verdict
         nb, resources = super().preprocess(nb, resources, retries)
-        if checker:
-            wait([verdict])
-            show_verdict(nb, verdict)
+        if VERDICT in resources:
+            show_verdict(nb, resources[VERDICT])
         return nb, resources
 
+    def after_cells(self, child: Child, failure: str, resources: dict) -> None:
+        checker = self.cell_run.checker
+        if checker is None:
+            return
+        try:
+            observations, problem = ({}, failure) if failure else checker.observe_in(child)
+            resources[VERDICT] = checker.verdict(observations, problem)
+        except SandboxFailure:
+            raise  # the grader's fault, not the submission's: graded again, never recorded
+        except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
+            resources[VERDICT] = checker.failed(f"the trusted check failed ({type(error).__name__})")
 
-def show_verdict(nb: NotebookNode, verdict: Future) -> None:
+
+def show_verdict(nb: NotebookNode, verdict: Verdict) -> None:
     """Give each hidden-test cell that ran without an error but that the trusted check failed the check's message
     as its error output, as the generated hidden tests raise it."""
-    failure = verdict.exception()
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type != "code" or not meta.get("grade") or not has_hidden_block(cell.source):
             continue
-        if any(output.output_type == "error" for output in cell.outputs):
+        if any(output.output_type == "error" for output in cell.outputs) or verdict.points.get(meta["grade_id"]):
             continue
-        if failure is not None:
-            message = f"the trusted check failed ({type(failure).__name__})"
-        elif verdict.result().points.get(meta["grade_id"]):
-            continue
-        else:
-            message = verdict.result().messages.get(meta["grade_id"], "the trusted check gave no points")
+        message = verdict.messages.get(meta["grade_id"], "the trusted check gave no points")
         cell.outputs.append(
             new_output("error", ename="AssertionError", evalue=message, traceback=[f"AssertionError: {message}"])
         )
-
-
-def _in_thread(function: Callable, *args: object) -> Future:
-    """function(*args) in a thread of its own; its result (or exception) in the future returned."""
-    future: Future = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(function(*args))
-        except BaseException as error:  # noqa: BLE001 - handed to whoever reads the result
-            future.set_exception(error)
-
-    threading.Thread(target=run, daemon=True).start()
-    return future
 
 
 class TrustedCheck(NbGraderPreprocessor):
@@ -132,11 +116,10 @@ class TrustedCheck(NbGraderPreprocessor):
         self.grading = grading
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        pending = resources.get(VERDICT)
-        if pending is None:
+        verdict = resources.get(VERDICT)
+        if verdict is None:
             return nb, resources  # no trusted check: the notebook's own points stand (grader.autograde warns)
         ids = resources["nbgrader"]
-        verdict = self._verdict(pending, nb)
         with Gradebook(ids["db_url"]) as gradebook:
             reasons = _record_verdict(gradebook, verdict, ids["notebook"], ids["assignment"], ids["student"])
             _comment(gradebook, nb, reasons, ids)
@@ -147,18 +130,6 @@ class TrustedCheck(NbGraderPreprocessor):
         if self.grading is not None:
             self.grading.flags += [f"{grade_id}: {reason}" for grade_id, reason in reasons.items()]
         return nb, resources
-
-    def _verdict(self, pending: Future, nb: NotebookNode) -> Verdict:
-        try:
-            return pending.result()
-        except SandboxFailure as failure:  # the grader's fault, not the submission's: graded again, never recorded
-            if self.grading is not None:
-                self.grading.failure = failure
-            raise
-        except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
-            tests = [m["grade_id"] for _, _, m in nbgrader_cells(nb) if m.get("grade") and not m.get("solution")]
-            reason = f"the trusted check failed ({type(error).__name__})"
-            return Verdict(dict.fromkeys(tests, 0.0), dict.fromkeys(tests, reason), dict.fromkeys(tests, reason))
 
 
 def _record_verdict(gradebook: Gradebook, verdict: Verdict, notebook: str, assignment: str, student: str) -> dict:

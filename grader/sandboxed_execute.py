@@ -18,8 +18,9 @@ from nbgrader.preprocessors import Execute
 
 from grader.hidden_tests import runnable
 from grader.inside_sandbox.framing import ITEM_LIMIT, TOTAL_LIMIT
-from grader.sandbox import CellTimeout, ChildDied, Sandbox, SandboxFailure
+from grader.sandbox import CellTimeout, Child, ChildDied, Sandbox, SandboxFailure
 
+GRADING_ENV = {"NBGRADER_EXECUTION": "autograde"}  # as nbgrader's Execute sets it while it autogrades
 MIME_TEXT = ("text/", "image/svg+xml")
 NOTEBOOK_LIMIT = 32 << 20  # characters of output kept per notebook (each cell has its own limits too)
 
@@ -52,28 +53,37 @@ class SandboxedExecute(Execute):
             raise
 
     def _run(self, nb: NotebookNode, resources: dict):
-        with self.cell_run.sandbox.child(env={"NBGRADER_EXECUTION": "autograde"}) as child:
-            failure, room = "", NOTEBOOK_LIMIT
-            for index, cell in enumerate(nb.cells):
-                if cell.cell_type != "code":
-                    continue
-                if failure:
-                    cell.outputs = [_error("NotRun", f"not run: {failure}")]
-                    cell.execution_count = None
-                    continue
-                try:
-                    reply = child.run(runnable(cell, self.cell_run.hidden_elsewhere))
-                except (ChildDied, CellTimeout) as error:
-                    failure = f"cell {index + 1}: {error}"
-                    self.cell_run.problem = failure
-                    cell.outputs = [_error(type(error).__name__, str(error))]
-                    cell.execution_count = None
-                    continue
-                cell.outputs, used = checked_outputs(reply.get("outputs"), room)
-                room -= used
-                count = reply.get("execution_count")
-                cell.execution_count = count if type(count) is int else None
+        with self.cell_run.sandbox.child(env=GRADING_ENV) as child:
+            failure = self._run_cells(nb, child)
+            self.after_cells(child, failure, resources)
         return nb, resources
+
+    def after_cells(self, child: Child, failure: str, resources: dict) -> None:
+        """Called in the same child once every cell ran (`failure`: '' or why later cells did not run)."""
+
+    def _run_cells(self, nb: NotebookNode, child: Child) -> str:
+        """Run the notebook's code cells in the child, their outputs checked; '' or why later cells did not run."""
+        failure, room = "", NOTEBOOK_LIMIT
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            if failure:
+                cell.outputs = [_error("NotRun", f"not run: {failure}")]
+                cell.execution_count = None
+                continue
+            try:
+                reply = child.run(runnable(cell, self.cell_run.hidden_elsewhere))
+            except (ChildDied, CellTimeout) as error:
+                failure = f"cell {index + 1}: {error}"
+                self.cell_run.problem = failure
+                cell.outputs = [_error(type(error).__name__, str(error))]
+                cell.execution_count = None
+                continue
+            cell.outputs, used = checked_outputs(reply.get("outputs"), room)
+            room -= used
+            count = reply.get("execution_count")
+            cell.execution_count = count if type(count) is int else None
+        return failure
 
 
 def checked_outputs(raw: object, room: int = NOTEBOOK_LIMIT) -> tuple[list[NotebookNode], int]:

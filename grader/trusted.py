@@ -1,9 +1,10 @@
 """Trusted checking: each graded test cell's points from a comparison made outside the submission's process.
 
-The submission's code cells, except the graded test cells, run in a fresh sandboxed child; there the exercise's
-observers (solutions/<assignment>/checks.py) call the submission's functions on the hidden inputs and send
-back plain JSON. The instructor's solution goes through the same steps once per grading run. Here, in the grader,
-the two are compared: equal observations earn the cell's points, anything else earns none.
+The submission's code cells run in a fresh sandboxed child (a hidden-test cell without its hidden block, as the
+execute step runs them); then, in the same child, the exercise's observers (solutions/<assignment>/checks.py) call
+the submission's functions on the hidden inputs and send back plain JSON. The instructor's solution goes through
+the same steps once per grading run. Here, in the grader, the two are compared: equal observations earn the cell's
+points, anything else earns none.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from nbformat import NotebookNode
 
 from grader import observing
 from grader.course import CourseError, checks_file, relative, solutions
+from grader.hidden_tests import runnable
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
-from grader.sandbox import CellTimeout, ChildDied, Sandbox
+from grader.sandbox import CellTimeout, Child, ChildDied, Sandbox
+from grader.sandboxed_execute import GRADING_ENV
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class TrustedChecker:
         """What the observers see of the instructor's solution (an error if the solution itself fails them)."""
         with self._lock:
             if self._reference is None:
-                observations, problem = self.observe(self.code_to_run(self.source), every_cell_runs=True)
+                observations, problem = self.observe(cells_to_run(self.source), every_cell_runs=True)
                 missing = set(self.test_points) - set(observations)
                 failed = {
                     key for key, seen in observations.items() if type(seen) is list and seen[:1] == ["observer failed"]
@@ -71,19 +74,10 @@ class TrustedChecker:
                 self._reference = observations
             return self._reference
 
-    def code_to_run(self, notebook: NotebookNode) -> list[str]:
-        """The sources of the notebook's code cells, except the graded test cells."""
-        return [
-            cell.source
-            for cell in notebook.cells
-            if cell.cell_type == "code"
-            and cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") not in self.test_points
-        ]
-
     def observe(self, cells: list[str], every_cell_runs: bool = False) -> tuple[dict, str]:
         """Run these cells in a fresh child, then the observers: (observations, problem). With `every_cell_runs`
         (the instructor's solution), a cell that raises is a problem too."""
-        with self.sandbox.child() as child:
+        with self.sandbox.child(env=GRADING_ENV) as child:
             try:
                 for number, source in enumerate(cells, 1):
                     ran = child.run(source)
@@ -91,18 +85,25 @@ class TrustedChecker:
                         errors = [o for o in ran.get("outputs", []) if o.get("output_type") == "error"]
                         why = f"{errors[0].get('ename')}: {errors[0].get('evalue')}" if errors else "no success"
                         return {}, f"code cell {number} failed ({why})"
-                reply = child.request(self.request)
             except (ChildDied, CellTimeout) as error:
                 return {}, str(error)
+            return self.observe_in(child)
+
+    def observe_in(self, child: Child) -> tuple[dict, str]:
+        """The observers, in a child that has run a notebook's cells: (observations, problem)."""
+        try:
+            reply = child.request(self.request)
+        except (ChildDied, CellTimeout) as error:
+            return {}, str(error)
         observations = reply.get("observations")
         if type(observations) is not dict:
             return {}, "the check sent no observations"
         return observations, ""
 
-    def check(self, cells: list[str]) -> Verdict:
-        """The points each graded test cell earns by the trusted comparison, for these cells (code_to_run)."""
+    def verdict(self, observations: dict, problem: str) -> Verdict:
+        """The points each graded test cell earns by comparing these observations with the solution's (`problem`:
+        why there are none, '' if there are)."""
         reference = self.reference()
-        observations, problem = self.observe(cells)
         points, reasons, messages = {}, {}, {}
         for grade_id, max_points in self.test_points.items():
             if grade_id in observations and observing.agrees(observations[grade_id], reference[grade_id]):
@@ -118,6 +119,12 @@ class TrustedChecker:
         """The verdict when the check itself could not be made: no points for any cell, and why."""
         every = dict.fromkeys(self.test_points, reason)
         return Verdict(dict.fromkeys(self.test_points, 0.0), every, dict(every))
+
+
+def cells_to_run(notebook: NotebookNode) -> list[str]:
+    """What a child runs of a notebook before the observers: every code cell, a hidden-test cell without its hidden
+    block, as the execute step runs them."""
+    return [runnable(cell, hidden_elsewhere=True) for cell in notebook.cells if cell.cell_type == "code"]
 
 
 def _difference(seen: object, expected: object) -> str:
