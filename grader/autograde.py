@@ -8,8 +8,8 @@ go of it while the cells run); and the points of each graded test cell come from
 (grader.trusted): the grader compares what the exercise's observers saw with what they see of the solution. The
 hidden work runs once, in the submission's one child: its cells (only the visible lines of a hidden-test cell), then
 the observers. The verdict on each cell (the first differing case, what was expected there and what came back)
-becomes the cell's error output, which the autograded notebook and the feedback show. Where the notebook's own tests and the trusted check disagree, the trusted points are recorded and
-the submission is flagged.
+becomes the cell's error output, which the autograded notebook and the feedback show. Where the notebook's own
+tests and the trusted check disagree, the trusted points are recorded and the submission is flagged.
 """
 
 from __future__ import annotations

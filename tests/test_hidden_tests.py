@@ -3,8 +3,11 @@ run by stock nbgrader as plain notebook code that names the failing case."""
 
 from __future__ import annotations
 
+import ast
+import base64
 import copy
 import json
+import zlib
 from pathlib import Path
 
 import nbformat
@@ -13,7 +16,7 @@ import pytest
 from grader.course import default_db_url
 from grader.gradebook import cell_scores
 from grader.hidden_tests import BEGIN, END
-from tests.conftest import grader
+from tests.conftest import REPO, grader
 
 SOURCE = Path("solutions/extoy/extoy.ipynb")
 
@@ -29,13 +32,23 @@ def _hidden_block(notebook: nbformat.NotebookNode) -> str:
     return source[source.index(BEGIN) : source.index(END) + len(END)]
 
 
+def _packed(block: str) -> list:
+    """What a hidden block carries, unpacked: [the helpers' text, the checks' text, the solution's observations]."""
+    lines = block[block.index("b85decode(") : block.index(")))")].splitlines()[1:]
+    text = "".join(ast.literal_eval(line.strip()) for line in lines if line.strip())
+    return json.loads(zlib.decompress(base64.b85decode(text)))
+
+
 def test_release_writes_the_hidden_block_from_the_checks(toy_course_with_checks: Path) -> None:
     block = _hidden_block(_released(toy_course_with_checks))
     assert "hidden check on the type" not in block  # the hand-written block is replaced
     assert "from solutions/extoy/checks.py" in block
-    assert "def observe_answer(ns: dict) -> list:" in block
+    helpers, checks, expected = _packed(block)
+    assert helpers == (REPO / "grader/observing.py").read_text(encoding="utf-8")
+    assert checks == (toy_course_with_checks / "solutions/extoy/checks.py").read_text(encoding="utf-8")
+    assert "def observe_answer(ns: dict) -> list:" in checks
     # the solution's observations, as the trusted check computes them in the sandbox
-    assert '\'["type", "int"],\'' in block and "'[\"returns\", 42]'" in block
+    assert ["type", "int"] in expected and ["returns", 42] in expected, expected
 
 
 def test_the_checks_and_mistakes_are_never_released(toy_course_with_checks: Path) -> None:
@@ -68,7 +81,7 @@ def test_the_generated_block_names_the_failing_case(toy_course_with_checks: Path
 
 def test_check_names_a_hand_edited_hidden_block(toy_course_with_checks: Path) -> None:
     notebook = _released(toy_course_with_checks)
-    notebook.cells[2].source = notebook.cells[2].source.replace("ns.get(", "ns.pop(", 1)
+    notebook.cells[2].source = notebook.cells[2].source.replace("helpers.agrees(", "not helpers.agrees(", 1)
     nbformat.write(notebook, toy_course_with_checks / SOURCE)
     run = grader("release", "--check", root=toy_course_with_checks)
     assert run.returncode == 1
@@ -86,7 +99,7 @@ def test_check_names_hidden_blocks_left_behind_by_changed_checks(toy_course_with
     assert run.returncode == 1
     assert "cell 3 (test_answer) hidden tests differ from what the checks generate" in run.stdout
     block = _hidden_block(_released(toy_course_with_checks))
-    assert "'[\"returns\", 42],'" in block  # regenerated: the new observation is expected too
+    assert _packed(block)[2].count(["returns", 42]) == 2  # regenerated: the new observation is expected too
 
 
 def test_hidden_tests_run_once_and_the_trusted_verdict_is_the_cells_output(
