@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -91,6 +92,36 @@ def in_turn(cases: list, observe: Callable[..., object]) -> list:
         except Exception as error:  # noqa: BLE001 - a failure of the submission is an observation
             seen.append(raised(error))
     return seen
+
+
+def fixed(clause: int, what: str, observe: Callable[[], object]) -> tuple[str, object]:
+    """A fixed case of clause `clause` of a part's contract (its number as the notebook states it): the case's label,
+    "clause 2: what the case does", and observe(), a failure recorded as its exception."""
+    [seen] = in_turn([[]], observe)
+    return f"clause {clause}: {what}", seen
+
+
+def seeded(cases: list, observe: Callable[..., object]) -> list[tuple[str, object]]:
+    """observe(*case) for every generated case, labelled "seeded case 3 of 100"."""
+    return [(f"seeded case {n} of {len(cases)}", seen) for n, seen in enumerate(in_turn(cases, observe), start=1)]
+
+
+def labelled(*cases: tuple[str, object]) -> dict[str, object]:
+    """A hidden test's observation: each case's observation under its label, in the order they run (fixed cases
+    first). A failure message names the first case that differs by its label."""
+    observation = dict(cases)
+    if len(observation) != len(cases):
+        raise ValueError("two cases of one observation have the same label")
+    return observation
+
+
+CLAUSE_LABEL = re.compile(r"clause (\d+): ")
+
+
+def clause_of(label: str) -> int | None:
+    """The clause a fixed case's label names (None for a seeded case)."""
+    found = CLAUSE_LABEL.match(label)
+    return int(found.group(1)) if found else None
 
 
 def single_thread(observer: Callable[[dict], object]) -> Callable[[dict], object]:
@@ -208,8 +239,9 @@ def agrees(seen: object, expected: object) -> bool:
 
 
 def first_difference(seen: object, expected: object, depth: int = 0) -> tuple[str, object, object] | None:
-    """Where an observation first differs from the solution's: (a label such as "case 3 of 101, item 2", the
-    solution's part there, the observed part there); None when they agree."""
+    """Where an observation first differs from the solution's: (a label such as "case 3 of 101, item 2" or
+    "clause 2: a nested output, item 1", the solution's part there, the observed part there); None when they
+    agree."""
     if agrees(seen, expected):
         return None
     if type(seen) is list and type(expected) is list and len(seen) == len(expected):
@@ -222,7 +254,7 @@ def first_difference(seen: object, expected: object, depth: int = 0) -> tuple[st
         for key, theirs in expected.items():
             inner = first_difference(seen[key], theirs, depth + 1)
             if inner is not None:
-                return _within(repr(key), *inner)
+                return _within(key if depth == 0 else repr(key), *inner)  # at the top, a case's label (labelled)
     return "", expected, seen
 
 

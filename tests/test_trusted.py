@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+import pytest
 import torch
 
-from grader.observing import agrees, approx, attempt, explain, first_difference, plain
+from grader.observing import (
+    agrees,
+    approx,
+    attempt,
+    clause_of,
+    explain,
+    first_difference,
+    fixed,
+    labelled,
+    plain,
+    seeded,
+)
 
 
 def test_plain_reports_lying_subclasses_by_type() -> None:
@@ -43,11 +55,37 @@ def test_agrees_is_equality_elsewhere() -> None:
     assert not agrees(["returns", {"type": "Liar"}], ["returns", "registry"])
 
 
+def test_a_labelled_observation_names_the_first_differing_case_by_its_label() -> None:
+    def observe(seen: dict) -> dict:
+        return labelled(
+            fixed(1, "a plain case", lambda: seen["a"]),
+            fixed(2, "a raising case", lambda: 1 // seen["b"]),
+            *seeded([[1], [2]], lambda n: n * seen["c"]),
+        )
+
+    expected = observe({"a": 1, "b": 1, "c": 1})
+    assert list(expected) == [
+        "clause 1: a plain case",
+        "clause 2: a raising case",
+        "seeded case 1 of 2",
+        "seeded case 2 of 2",
+    ]
+    assert [clause_of(label) for label in expected] == [1, 2, None, None]
+    assert first_difference(observe({"a": 1, "b": 0, "c": 1}), expected) == (
+        "clause 2: a raising case",
+        1,
+        ["raises", "ZeroDivisionError"],
+    )
+    assert first_difference(observe({"a": 1, "b": 1, "c": 2}), expected) == ("seeded case 1 of 2", 1, 2)
+    with pytest.raises(ValueError, match="same label"):
+        labelled(fixed(1, "x", lambda: 1), fixed(1, "x", lambda: 2))
+
+
 def test_first_difference_names_the_case_and_the_items_down_to_it() -> None:
     expected = [["returns", 1], [["a", 1], ["b", 2]]]
     assert first_difference(expected, expected) is None
     assert first_difference([["returns", 1], [["a", 1], ["b", 3]]], expected) == ("case 2 of 2, item 2, item 2", 2, 3)
-    assert first_difference({"k": [1]}, {"k": [2]}) == ("'k', item 1", 2, 1)
+    assert first_difference([{"k": [1]}], [{"k": [2]}]) == ("case 1 of 1, 'k', item 1", 2, 1)
     # different lengths or keys: the whole observation differs
     assert first_difference([["returns", 1]], expected) == ("", expected, [["returns", 1]])
     # a tolerance the solution set is honoured here too

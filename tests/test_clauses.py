@@ -1,0 +1,117 @@
+"""Every clause of every part's contract is covered by a fixed case of its hidden test, and proven to be.
+
+For each hidden test cell: the part's contract (the last markdown cell before the part's solution cell) numbers its
+rules 1..n at the top level; the exercise's checks name the same clauses (`CLAUSES`); the solution's observation has
+at least one fixed case per clause (labelled "clause k: ..."), all before the seeded cases; and for each clause, the
+scripted answer that `mistakes.py` says breaks that clause alone (`BREAKS`) fails at least one case of that clause,
+passes every fixed case of the part's other clauses, and earns the cell no points.
+"""
+
+from __future__ import annotations
+
+import re
+import runpy
+
+import pytest
+
+from grader import observing
+from grader.course import checks_file, mistakes_file
+from grader.hidden_tests import has_hidden_block
+from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
+from grader.release import fresh_release
+from grader.sample_class import scripted_assignments, scripted_students, submission
+from grader.sandbox import start_sandbox
+from grader.trusted import TrustedChecker, cells_to_run
+from tests.conftest import REPO
+
+ASSIGNMENTS = scripted_assignments()
+NUMBERED = re.compile(r"^(\d+)\. ", re.MULTILINE)  # a top-level item of a numbered list, as markdown writes it
+
+
+def _source(assignment: str):
+    [path] = assignment_notebooks(REPO / "solutions" / assignment)
+    return path, read_notebook(path)
+
+
+def _hidden_cells(assignment: str) -> list[str]:
+    _, notebook = _source(assignment)
+    return [
+        meta["grade_id"]
+        for _, cell, meta in nbgrader_cells(notebook)
+        if meta.get("grade") and not meta.get("solution") and has_hidden_block(cell.source)
+    ]
+
+
+def contract_numbers(notebook, grade_id: str) -> list[int]:
+    """The numbers of the top-level numbered items of the contract of the part `grade_id` tests."""
+    cells = notebook.cells
+    test = next(n for n, c in enumerate(cells) if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    graded_before = [
+        n
+        for n, c in enumerate(cells[:test])
+        if (meta := c.get("metadata", {}).get("nbgrader", {})).get("grade") and not meta.get("solution")
+    ]
+    start = max(graded_before, default=-1) + 1
+    solution = next(n for n in range(start, test) if cells[n].get("metadata", {}).get("nbgrader", {}).get("solution"))
+    contract = next(c for c in reversed(cells[start:solution]) if c.cell_type == "markdown")
+    return [int(number) for number in NUMBERED.findall(contract.source)]
+
+
+def _checks(assignment: str) -> dict:
+    return runpy.run_path(str(checks_file(assignment)))
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_part_numbers_its_clauses_and_the_checks_name_them(assignment: str) -> None:
+    clauses = _checks(assignment).get("CLAUSES")
+    assert type(clauses) is dict, f"{checks_file(assignment)} has no CLAUSES"
+    hidden = _hidden_cells(assignment)
+    assert sorted(clauses) == sorted(hidden)
+    _, notebook = _source(assignment)
+    for grade_id in hidden:
+        numbers = contract_numbers(notebook, grade_id)
+        assert numbers == list(range(1, len(numbers) + 1)) and numbers, f"{grade_id}: the contract numbers {numbers}"
+        assert sorted(clauses[grade_id]) == numbers, f"{grade_id}: CLAUSES names {sorted(clauses[grade_id])}"
+        assert all(type(text) is str and text for text in clauses[grade_id].values())
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory):
+    with start_sandbox(tmp_path_factory.mktemp("clauses"), 1) as running:
+        yield running
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignment: str, sandbox) -> None:
+    clauses = _checks(assignment)["CLAUSES"]
+    breaks = runpy.run_path(str(mistakes_file(assignment))).get("BREAKS")
+    assert type(breaks) is dict, f"{mistakes_file(assignment)} has no BREAKS"
+    checker = TrustedChecker(assignment, sandbox)
+    reference = checker.reference()
+    path, _ = _source(assignment)
+    release = fresh_release(assignment)[path.name]
+    answers, expected = scripted_students(assignment)
+    for grade_id, numbered in clauses.items():
+        seen = reference[grade_id]
+        assert type(seen) is dict, f"{grade_id}: the observation is not labelled (observing.labelled)"
+        kinds = [observing.clause_of(label) for label in seen]
+        fixed = [clause for clause in kinds if clause is not None]
+        assert kinds[: len(fixed)] == fixed, f"{grade_id}: the fixed cases must run before the seeded ones"
+        assert set(fixed) == set(numbered), f"{grade_id}: fixed cases for clauses {sorted(set(fixed))}"
+        assert sorted(breaks.get(grade_id, {})) == sorted(numbered), f"{grade_id}: BREAKS names other clauses"
+        for clause, student in breaks[grade_id].items():
+            assert expected[student][grade_id] == 0, f"{student} must earn nothing on {grade_id}"
+            cells = cells_to_run(submission(release, answers[student]))
+            observations, problem = checker.observe(cells)
+            assert not problem, f"{student}: {problem}"
+            mine = observations[grade_id]
+            assert type(mine) is dict and mine.keys() == seen.keys(), f"{student}: {grade_id} observed no cases"
+            differing = {
+                observing.clause_of(label)
+                for label, value in seen.items()
+                if observing.clause_of(label) is not None and not observing.agrees(mine[label], value)
+            }
+            assert differing == {clause}, (
+                f"{student} must break clause {clause} of {grade_id} alone; "
+                f"fixed cases of clauses {sorted(differing)} differ"
+            )
