@@ -11,6 +11,10 @@ packet) takes two requests:
 A request that fails is answered {"error": "..."} and the server goes on. End of the control socket ends the run:
 every child still alive is killed.
 
+A child is forked before it is asked for: after each spawn the server forks a spare (isolated as the last request
+was), which waits on its connection for its request (id, uid, limits, environment) and only then becomes that
+child. So the forks, the namespaces and their init are made while the grader works on something else.
+
 An isolated child (as root inside bubblewrap) is three processes. Its keeper unshares a PID, IPC, mount, network and
 UTS namespace, then forks the namespace's init (PID 1, which only reaps) and the worker (PID 2). The worker mounts
 its own /proc, one size-limited tmpfs for its home and /dev/shm, sets its namespace's IPC limits, drops to a
@@ -36,6 +40,8 @@ import socket
 import sys
 import time
 from dataclasses import dataclass
+
+import framing
 
 PR_SET_PDEATHSIG = 1
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -73,15 +79,19 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
     gc.freeze()  # the collector leaves what is here alone, so children do not copy these pages by touching them
     control = socket.socket(fileno=control_fd)
     children: dict[int, Running] = {}
+    spares: dict[bool, tuple[socket.socket, Running]] = {}  # by whether they are isolated
     while True:
         packet = control.recv(1 << 16)  # grader.sandbox.CONTROL_PACKET
         if not packet:
             break
         fds: list[int] = []
+        isolate = None
         try:
             request = json.loads(packet)
             if request["op"] == "spawn":
-                connection, children[request["id"]] = _spawn(request, scratch, shell, control)
+                isolate = bool(request.get("isolate"))
+                waiting = _alive(spares.pop(isolate, None)) or _fork_child(isolate, scratch, shell, control)
+                connection, children[request["id"]] = _start(waiting, request)
                 reply, fds = {"pid": children[request["id"]].pid}, [connection.fileno()]
             elif request["op"] == "finish":
                 grace = 1.0 if request.get("died") else 0.0
@@ -96,12 +106,18 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
             connection.close()
         else:
             control.send(message)
+        if isolate is not None and isolate not in spares:
+            with contextlib.suppress(Exception):  # no spare: the next spawn forks its child itself, and says why not
+                spares[isolate] = _fork_child(isolate, scratch, shell, control)
+    for connection, spare in spares.values():
+        connection.close()
+        _finish(spare)
     for child in children.values():
         _finish(child)
 
 
-def _spawn(request: dict, scratch: str, shell, control: socket.socket) -> tuple[socket.socket, Running]:
-    """Fork a child; the grader's end of its connection, and the child."""
+def _fork_child(isolate: bool, scratch: str, shell, control: socket.socket) -> tuple[socket.socket, Running]:
+    """Fork a child that waits for its request on its connection; the server's end of that connection, and it."""
     ours, theirs = socket.socketpair()
     report_out, report_in = os.pipe()
     pid = os.fork()
@@ -109,7 +125,7 @@ def _spawn(request: dict, scratch: str, shell, control: socket.socket) -> tuple[
         control.close()
         ours.close()
         os.close(report_out)
-        _become_child(theirs, report_in, request, scratch, shell)  # never returns
+        _become_child(theirs, report_in, isolate, scratch, shell)  # never returns
     theirs.close()
     os.close(report_in)
     with os.fdopen(report_out, "rb") as report:
@@ -121,8 +137,25 @@ def _spawn(request: dict, scratch: str, shell, control: socket.socket) -> tuple[
         ours.close()
         _finish(Running(pid, None))
         raise RuntimeError(f"the child could not be isolated: {found.get('error')}")
+    return ours, Running(pid, int(found["init"]))
+
+
+def _alive(spare: tuple[socket.socket, Running] | None) -> tuple[socket.socket, Running] | None:
+    """A spare child still waiting for its request (None if there is none, or it ended meanwhile)."""
+    if spare is not None and os.waitpid(spare[1].pid, os.WNOHANG)[0] == 0:
+        return spare
+    if spare is not None:
+        spare[0].close()
+        _finish(spare[1])
+    return None
+
+
+def _start(waiting: tuple[socket.socket, Running], request: dict) -> tuple[socket.socket, Running]:
+    """Give a waiting child its request: it becomes child request["id"]."""
+    connection, child = waiting
+    framing.send(connection, request)
     cgroup = os.path.join(request["cgroup"], str(request["id"])) if request.get("cgroup") else None
-    return ours, Running(pid, int(found["init"]), cgroup)
+    return connection, Running(child.pid, child.init, cgroup)
 
 
 def _finish(child: Running, grace: float = 0.0) -> str:
@@ -167,7 +200,7 @@ def _describe(status: int) -> str:
     return f"exited with status {os.WEXITSTATUS(status)}"
 
 
-def _become_child(connection: socket.socket, report: int, request: dict, scratch: str, shell) -> None:
+def _become_child(connection: socket.socket, report: int, isolate: bool, scratch: str, shell) -> None:
     code = 1
     try:
         os.setsid()  # its own process group, so the child and anything it starts can be killed together
@@ -177,16 +210,17 @@ def _become_child(connection: socket.socket, report: int, request: dict, scratch
         for signum in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(signum, signal.SIG_DFL)
         _keep_only_fds(connection.fileno(), report)
-        if request.get("isolate"):
-            _keep(connection, report, request, scratch, shell)  # never returns
+        if isolate:
+            _keep(connection, report, scratch, shell)  # never returns
         os.close(report)
+        request = _request(connection)
         _serve(connection, request, os.path.join(scratch, str(request["id"])), shell, isolated=False)
         code = 0
     finally:
         os._exit(code)
 
 
-def _keep(connection: socket.socket, report: int, request: dict, scratch: str, shell) -> None:
+def _keep(connection: socket.socket, report: int, scratch: str, shell) -> None:
     """The keeper of an isolated child: new namespaces, their init, the worker; then wait and end as it ended."""
     try:
         _check(LIBC.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS), "unshare")
@@ -202,7 +236,7 @@ def _keep(connection: socket.socket, report: int, request: dict, scratch: str, s
         os.close(report)
         code = 1
         try:
-            _serve(connection, request, scratch, shell, isolated=True)
+            _serve(connection, _request(connection), scratch, shell, isolated=True)
             code = 0
         finally:
             os._exit(code)
@@ -214,6 +248,14 @@ def _keep(connection: socket.socket, report: int, request: dict, scratch: str, s
         os.kill(init, signal.SIGKILL)
     os.waitpid(init, 0)  # returns once every process of the namespace is gone
     _end_like(status)
+
+
+def _request(connection: socket.socket) -> dict:
+    """The request that makes a waiting child a particular child (the server sends it first on the connection)."""
+    request = framing.receive(connection, limit=1 << 20)
+    if type(request) is not dict:
+        os._exit(1)  # the server let this spare go
+    return request
 
 
 def _init_of_namespace() -> None:
