@@ -11,6 +11,7 @@ import signal
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from grader.sandbox import CellTimeout, ChildDied, Limits, Sandbox, SandboxFailure, bubblewrap_available
@@ -199,3 +200,22 @@ def test_a_child_does_not_learn_where_the_grading_run_lives(sandbox: Sandbox) ->
     mounts = in_child(sandbox, "open('/proc/self/mountinfo').read()")
     assert str(sandbox.scratch) not in mounts
     assert sandbox.cgroup is None or sandbox.cgroup.name not in mounts
+
+
+def test_a_child_forked_ahead_becomes_the_child_asked_for_and_ends_with_the_sandbox(tmp_path: Path) -> None:
+    """The server forks each next child before it is asked for; it still takes its uid and environment from the
+    request, and no spare outlives the sandbox."""
+    who = "import os\n(os.getuid(), os.environ.get('MARK'))"
+    with Sandbox(tmp_path) as running:
+        first = in_child(running, who)
+        with running.child(env={"MARK": "asked"}) as child:
+            second = last_value(child.run(who))
+        third = in_child(running, who)
+        processes = psutil.Process(running._process.pid).children(recursive=True)
+        assert len(processes) >= 3, "a spare child (keeper, init, worker) waits beside the server"
+    assert [eval(text)[1] for text in (first, second, third)] == [None, "asked", None]  # noqa: S307 - our own repr
+    assert len({eval(text)[0] for text in (first, second, third)}) == 3, "each child has a uid of its own"  # noqa: S307
+    deadline = time.monotonic() + 10
+    while any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
