@@ -142,11 +142,9 @@ def _fork_child(isolate: bool, scratch: str, shell, control: socket.socket) -> t
 
 def _alive(spare: tuple[socket.socket, Running] | None) -> tuple[socket.socket, Running] | None:
     """A spare child still waiting for its request (None if there is none, or it ended meanwhile)."""
-    if spare is not None and os.waitpid(spare[1].pid, os.WNOHANG)[0] == 0:
+    if spare is None or os.waitpid(spare[1].pid, os.WNOHANG)[0] == 0:
         return spare
-    if spare is not None:
-        spare[0].close()
-        _finish(spare[1])
+    spare[0].close()  # it ended (reaped just now) before it ran anything; its keeper outlives nothing of it
     return None
 
 
