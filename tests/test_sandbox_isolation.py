@@ -6,6 +6,7 @@ and looks for it from a later one, or from the host once the child has ended.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -210,12 +211,30 @@ def test_a_child_forked_ahead_becomes_the_child_asked_for_and_ends_with_the_sand
         first = in_child(running, who)
         with running.child(env={"MARK": "asked"}) as child:
             second = last_value(child.run(who))
+        processes = psutil.Process(running._process.pid).children(recursive=True)
+        forks = [p for p in processes if p.cmdline()[1:3] == ["-m", "fork_server"]]  # the server and its children
+        [server] = [p for p in forks if p.ppid() not in {fork.pid for fork in forks}]
+        spares = [process for keeper in server.children() for process in [keeper, *keeper.children(recursive=True)]]
+        for spare in spares:  # a spare that died before it was asked for is replaced
+            spare.kill()
+        _wait_until_ended(spares)
         third = in_child(running, who)
         processes = psutil.Process(running._process.pid).children(recursive=True)
         assert len(processes) >= 3, "a spare child (keeper, init, worker) waits beside the server"
     assert [eval(text)[1] for text in (first, second, third)] == [None, "asked", None]  # noqa: S307 - our own repr
     assert len({eval(text)[0] for text in (first, second, third)}) == 3, "each child has a uid of its own"  # noqa: S307
-    deadline = time.monotonic() + 10
-    while any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not _wait_until_ended(processes)
+
+
+def _wait_until_ended(processes: list[psutil.Process], seconds: float = 10) -> list[psutil.Process]:
+    """Wait until each process has ended (a zombie counts as ended); those still running after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        running = []
+        for process in processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if process.status() != psutil.STATUS_ZOMBIE:
+                    running.append(process)
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.05)
