@@ -168,6 +168,16 @@ def cell_mutants(grade_id: str, cell_source: str) -> list[Mutant]:
     return made
 
 
+def solution_mutants(source: NotebookNode) -> list[Mutant]:
+    """Every mutant of every solution cell of a source notebook."""
+    return [
+        mutant
+        for _, cell, meta in nbgrader_cells(source)
+        if meta.get("solution") and cell.cell_type == "code"
+        for mutant in cell_mutants(meta["grade_id"], cell.source)
+    ]
+
+
 def read_list(assignment: str) -> tuple[dict[tuple[str, int, str, str], str], list[str]]:
     """The exercise's equivalent mutants ({key: reason}) and the problems of its list's lines."""
     path = solutions() / assignment / LIST_NAME
@@ -201,12 +211,7 @@ class Harness:
             raise CourseError(f"{assignment}: no graded test cell with a hidden-test block")
 
     def mutants(self) -> list[Mutant]:
-        return [
-            mutant
-            for _, cell, meta in nbgrader_cells(self.source)
-            if meta.get("solution") and cell.cell_type == "code"
-            for mutant in cell_mutants(meta["grade_id"], cell.source)
-        ]
+        return solution_mutants(self.source)
 
     def judge(self, grade_id: str, answer: str) -> tuple[str, str, str]:
         """(status, cell, why) of the solution with this one cell's answer replaced."""
