@@ -238,6 +238,11 @@ def analyse(assignment: str, sandbox: Sandbox, workers: int, verbose: bool = Fal
     started = time.perf_counter()
     harness = Harness(assignment, sandbox)
     harness.checker.reference()  # once, before the threads
+    # The harness itself first: the unmutated solution, built and judged as every mutant is, must survive.
+    grade_id = next(iter(harness.answers))
+    status, cell, why = harness.judge(grade_id, harness.answers[grade_id])
+    if status != "survived":
+        return [f"{assignment}: the solution itself does not survive the harness: {status} {cell} {why}"], False
     mutants = harness.mutants()
     with ThreadPoolExecutor(workers) as pool:
         outcomes = list(pool.map(harness.outcome, mutants))
