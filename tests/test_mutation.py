@@ -3,12 +3,15 @@ equivalence lists, and the kill by the hidden tests (one small exercise, one san
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.mutation import LIST_NAME, Harness, answer_and_region, cell_mutants, read_list, solution_mutants
 from grader.course import assignment_names, solutions
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.sandbox import Limits, Sandbox
+from tests.conftest import grader
 
 CELL = '''def scale(values, factor=2):
     """Each value times factor, "as a list"."""
@@ -70,3 +73,10 @@ def test_the_hidden_tests_kill_a_wrong_mutant_and_let_the_solution_survive(sandb
     assert harness.judge("apply_once", "def apply_once(model, fn)\n    return model")[0] == "invalid"
     solution_cells = [meta["grade_id"] for _, _, meta in nbgrader_cells(harness.source) if meta.get("solution")]
     assert solution_cells == ["call_with", "apply_once"]
+
+
+def test_the_equivalence_list_is_never_released(toy_course: Path) -> None:
+    (toy_course / "solutions/extoy" / LIST_NAME).write_text("answer\t1\treturn 6 * 7\treturn 7 * 6\tthe same product\n")
+    run = grader("release", root=toy_course)
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in (toy_course / "exercises/extoy").iterdir()) == ["extoy.ipynb"]
