@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # The venv's scripts first on PATH: nbgrader (the Formgrader included) runs its `alembic` command by name.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test venv lint outputs
+.PHONY: lab test venv lint outputs mutation
 
 venv: $(STAMP)
 
@@ -38,6 +38,12 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check grader tests solutions benchmarks scripts
+
+# Mutation analysis (benchmarks/mutation.py): every mutant mutmut makes of every solution cell, each killed or not by
+# the exercise's hidden tests; fails on a survivor that solutions/<assignment>/equivalent_mutants.txt does not list.
+# Minutes, not part of `make test`. One exercise: `make mutation ASSIGNMENT=ex08_calls_and_swaps`.
+mutation: $(STAMP)
+	$(BIN)/python -m benchmarks.mutation --assignment $(or $(ASSIGNMENT),all)
 
 # Re-run every chapter top to bottom in the pinned environment and store its outputs. Consecutive stream outputs
 # are merged after execution, so a line is never split between two outputs (it renders the same everywhere).

@@ -13,8 +13,17 @@ c.CourseDirectory.course_id = "nn-module-internals"
 c.CourseDirectory.root = str(ROOT)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
-# An exercise's folder in solutions/ also holds its checks and scripted mistakes: never released, never copied.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "checks.py", "mistakes.py"]
+# An exercise's folder in solutions/ also holds its checks, its scripted mistakes and the list of its solution's
+# equivalent mutants (benchmarks/mutation.py): never released, never copied.
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    "checks.py",
+    "mistakes.py",
+    "equivalent_mutants.txt",
+]
 # Everything a grading run writes stays in the git-ignored work/ folder.
 c.CourseDirectory.submitted_directory = "work/submitted"
 c.CourseDirectory.autograded_directory = "work/autograded"
