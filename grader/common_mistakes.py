@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
 from grader.autograde import Outcome
+from grader.course import solutions
 from grader.escaping import printable, spreadsheet_cell
+from grader.notebooks import in_parts, read_notebook
 
 UNGRADED = "could not be graded"
 SHOWN = 5  # mistakes per part in the plot
@@ -46,13 +49,28 @@ def tally(outcomes: list[Outcome], parts: dict[str, list[str]]) -> list[Mistake]
     return sorted(found, key=lambda m: (m.assignment, m.part, -m.students, m.label))
 
 
-def write_csv(mistakes: list[Mistake], path: Path) -> None:
+def part_titles(assignments: Iterable[str]) -> dict[tuple[str, str], str]:
+    """{(assignment, grade_id): the heading of the part the graded cell is in}, from each assignment's source
+    notebook in solutions/ (none for an assignment that is not there)."""
+    titles = {}
+    for assignment in assignments:
+        for path in sorted((solutions() / assignment).glob("*.ipynb")):
+            for cell, part in in_parts(read_notebook(path).cells):
+                meta = cell.metadata.get("nbgrader") or {}
+                if meta.get("grade") and part:
+                    titles[assignment, meta["grade_id"]] = part
+    return titles
+
+
+def write_csv(mistakes: list[Mistake], titles: dict[tuple[str, str], str], path: Path) -> None:
+    """One row per mistake: assignment, part (grade_id), its title, the mistake, students, share (%)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["assignment", "part", "mistake", "students", "share"])
+        writer.writerow(["assignment", "part", "title", "mistake", "students", "share"])
         for m in mistakes:
-            writer.writerow([*map(spreadsheet_cell, (m.assignment, m.part, m.label)), m.students, f"{m.share:.1f}"])
+            text = (m.assignment, m.part, titles.get((m.assignment, m.part), ""), m.label)
+            writer.writerow([*map(spreadsheet_cell, text), m.students, f"{m.share:.1f}"])
 
 
 def write_png(mistakes: list[Mistake], path: Path) -> None:

@@ -111,6 +111,6 @@ def report(work_dir: Path, db_url: str, out: Path) -> list[Path]:
     write_csv(table, paths[0])
     write_summary_png(table, maxima, paths[1])
     mistakes = common_mistakes.tally(ledger_outcomes(work_dir), {a: sorted(cells) for a, cells in maxima.items()})
-    common_mistakes.write_csv(mistakes, paths[2])
+    common_mistakes.write_csv(mistakes, common_mistakes.part_titles(maxima), paths[2])
     common_mistakes.write_png(mistakes, paths[3])
     return paths

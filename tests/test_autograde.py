@@ -125,6 +125,7 @@ def test_report_counts_each_parts_common_mistakes(graded_class: GradedClass, tmp
     class_size = len(graded_class.expected)
     for row in rows:
         assert row["assignment"] == graded_class.assignment
+        assert row["title"].startswith("Part "), "the part's heading in the source notebook"
         assert row["share"] == f"{100 * int(row['students']) / class_size:.1f}"
     order = [(row["part"], -int(row["students"])) for row in rows]
     assert order == sorted(order)
@@ -175,10 +176,11 @@ def test_a_mistake_is_its_first_failing_case_and_the_class_is_counted_by_it(tmp_
         Mistake("ex", "p2", "=clause 1: x", 1, 5),
         Mistake("ex", "p2", UNGRADED, 1, 5),
     ]
-    write_csv(mistakes, tmp_path / "mistakes.csv")
+    write_csv(mistakes, {("ex", "p1"): "Part 1: slots"}, tmp_path / "mistakes.csv")
     rows = list(csv.reader((tmp_path / "mistakes.csv").open()))
-    assert rows[1] == ["ex", "p1", "case 2 of 3", "2", "40.0"]
-    assert rows[4] == ["ex", "p2", "'=clause 1: x", "1", "20.0"]
+    assert rows[0] == ["assignment", "part", "title", "mistake", "students", "share"]
+    assert rows[1] == ["ex", "p1", "Part 1: slots", "case 2 of 3", "2", "40.0"]
+    assert rows[4] == ["ex", "p2", "", "'=clause 1: x", "1", "20.0"]
 
 
 def test_feedback_has_a_page_per_student(graded_class: GradedClass) -> None:
