@@ -72,6 +72,9 @@ class Outcome:
     # The automatic points the grader recorded per graded cell (grade_id -> points): a gradebook that says otherwise
     # was changed outside the grader.
     auto_scores: dict[str, float] = field(default_factory=dict)
+    # Each graded test cell that earned nothing, with its mistake (grade_id -> the label of its first failing case, or
+    # the kind of problem), for the class's common mistakes (grader.common_mistakes).
+    mistakes: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Reasons quote student-controlled text (metadata keys, file names, error messages): escaped once, here.
@@ -276,7 +279,7 @@ def _grade(
             _flag(db_url, assignment, student)
     score, max_score, auto_scores = _recorded(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
-    return Outcome(student, assignment, status, score, max_score, fingerprint, auto_scores)
+    return Outcome(student, assignment, status, score, max_score, fingerprint, auto_scores, grading.mistakes)
 
 
 def _flag(db_url: str, assignment: str, student: str) -> None:
@@ -391,11 +394,22 @@ class Ledger:
         except (OSError, ValueError, TypeError):
             return None
 
+    def outcomes(self) -> list[Outcome]:
+        """Every outcome the ledger holds, by student."""
+        found = (self.read(record.stem) for record in sorted(self.folder.glob("*.json")))
+        return [outcome for outcome in found if outcome]
+
     def write(self, outcome: Outcome) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         scratch = self.folder / f".{outcome.student}.json.tmp"
         scratch.write_text(json.dumps(asdict(outcome)), encoding="utf-8")
         scratch.replace(self.folder / f"{outcome.student}.json")  # atomic: a kill never leaves half a record
+
+
+def ledger_outcomes(work_dir: Path) -> list[Outcome]:
+    """Every outcome in the grading ledger of `work_dir` (grading_status/<assignment>/), by assignment and student."""
+    folders = sorted((work_dir / "grading_status").glob("*"))
+    return [outcome for folder in folders for outcome in Ledger(folder).outcomes()]
 
 
 @contextmanager

@@ -63,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     _gradebook_options(feedback)
     feedback.set_defaults(run=_feedback)
 
-    report = commands.add_parser("report", help="write grades.csv and summary.png")
+    report = commands.add_parser("report", help="write grades.csv, summary.png and the class's common mistakes")
     report.add_argument("--out", type=Path, help="folder for the files (default: the work folder)")
     _gradebook_options(report)
     report.set_defaults(run=_report)

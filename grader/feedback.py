@@ -9,7 +9,6 @@ nbgrader's page). Submitted markdown and outputs are sanitized (grader.sanitize)
 from __future__ import annotations
 
 import html
-import re
 from pathlib import Path
 
 import nbformat
@@ -24,6 +23,7 @@ from traitlets import Bool, default
 from grader.course import CourseError, nbgrader_config, relative
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import FLAG_NOTE
+from grader.notebooks import in_parts
 from grader.progress import Progress
 from grader.sanitize import SanitizeSubmission
 
@@ -67,12 +67,10 @@ class FeedbackByPart(Preprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         delimiter = ClearHiddenTests(parent=self).begin_test_delimeter
-        part, cells = "", []
-        for cell in nb.cells:
+        cells = []
+        for cell, part in in_parts(nb.cells):
             cell.metadata.pop("feedback", None)  # the label is ours to set, never the submission's
             meta = cell.metadata.get("nbgrader") or {}
-            if cell.cell_type == "markdown" and meta.get("locked") and (heading := _heading(cell.source)):
-                part = heading
             if meta.get("grade") or meta.get("task"):
                 hidden = cell.cell_type == "code" and delimiter in cell.source
                 label = f"{part or 'Graded cell'} \N{EM DASH} {_kind(meta, hidden)}"
@@ -108,13 +106,6 @@ class FeedbackPages(GenerateFeedback):
         if self.progress:
             student = Path(notebook_filename).parent.parent.name
             self.progress.advance(failed=failed, note=f"{student}: {'failed' if failed else 'written'}")
-
-
-def _heading(source: str) -> str:
-    """The text of the first line of a markdown cell when it is a heading ('' otherwise)."""
-    first = source.strip().splitlines()[0] if source.strip() else ""
-    match = re.fullmatch(r"#{1,6}\s+(.*?)\s*#*\s*", first)
-    return re.sub(r"\s*\(\d+(\.\d+)? points?\)$", "", match.group(1)) if match else ""
 
 
 def _kind(meta: dict, hidden: bool) -> str:

@@ -37,10 +37,12 @@ VERDICT = "grader_trusted_verdict"  # the key of the trusted check's Verdict in 
 @dataclass
 class Grading(CellRun):
     """One submission's grading, passed explicitly to the steps that run it: the CellRun of its cells, the trusted
-    check, and the flags the trusted-check step raised."""
+    check, the flags the trusted-check step raised and the mistake of each graded test cell that earned nothing
+    (grade_id -> label, as the trusted check's Verdict has it)."""
 
     checker: TrustedChecker | None = None
     flags: list[str] = field(default_factory=list)
+    mistakes: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.hidden_elsewhere = self.checker is not None
@@ -83,8 +85,11 @@ class CourseExecute(SandboxedExecute):
         if checker is None:
             return
         try:
-            observations, problem = ({}, failure) if failure else checker.observe_in(child)
-            resources[VERDICT] = checker.verdict(observations, problem)
+            if failure:
+                observations, problem, kind = {}, failure, self.cell_run.problem_kind
+            else:
+                observations, problem, kind = checker.observe_in(child)
+            resources[VERDICT] = checker.verdict(observations, problem, kind)
         except SandboxFailure:
             raise  # the grader's fault, not the submission's: graded again, never recorded
         except Exception as error:  # noqa: BLE001 - whatever went wrong, the notebook's own points must not stand
@@ -129,6 +134,7 @@ class TrustedCheck(NbGraderPreprocessor):
                 cell.outputs = [*cell.get("outputs", []), new_output("stream", name="stderr", text=note)]
         if self.grading is not None:
             self.grading.flags += [f"{grade_id}: {reason}" for grade_id, reason in reasons.items()]
+            self.grading.mistakes.update(verdict.mistakes)
         return nb, resources
 
 

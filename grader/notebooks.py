@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,24 @@ def nbgrader_cells(notebook: NotebookNode) -> Iterator[tuple[int, NotebookNode, 
         meta = cell.get("metadata", {}).get("nbgrader")
         if meta:
             yield number, cell, meta
+
+
+def in_parts(cells: list[NotebookNode]) -> Iterator[tuple[NotebookNode, str]]:
+    """Every cell with the part it is in: the heading of the last locked markdown cell above it (or its own) that
+    starts with one, without its points ('' before the first)."""
+    part = ""
+    for cell in cells:
+        locked = (cell.metadata.get("nbgrader") or {}).get("locked")
+        if cell.cell_type == "markdown" and locked and (found := heading(cell.source)):
+            part = found
+        yield cell, part
+
+
+def heading(source: str) -> str:
+    """The text of the first line of a markdown cell when it is a heading, without its points ('' otherwise)."""
+    first = source.strip().splitlines()[0] if source.strip() else ""
+    match = re.fullmatch(r"#{1,6}\s+(.*?)\s*#*\s*", first)
+    return re.sub(r"\s*\(\d+(\.\d+)? points?\)$", "", match.group(1)) if match else ""
 
 
 def hidden_test_ids(source: NotebookNode) -> set[str]:

@@ -1,4 +1,5 @@
-"""Grades -> grades.csv (one row per student and assignment, with each graded cell) and summary.png."""
+"""Grades -> grades.csv (one row per student and assignment, with each graded cell) and summary.png; the ledger's
+mistakes -> common_mistakes.csv and common_mistakes.png (grader.common_mistakes)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.autograde import Ledger
+from grader import common_mistakes
+from grader.autograde import ledger_outcomes
 from grader.escaping import spreadsheet_cell
 from grader.gradebook import CellGrade, cell_grades, changed_outside, graded_by_hand, max_scores
 
@@ -28,17 +30,13 @@ def rows(work_dir: Path, db_url: str) -> list[Row]:
     not the grader's, the grader's count and the status says what was changed."""
     grades = cell_grades(db_url)
     found = []
-    for folder in sorted((work_dir / "grading_status").glob("*")):
-        ledger = Ledger(folder)
-        for record in sorted(folder.glob("*.json")):
-            outcome = ledger.read(record.stem)
-            if outcome:
-                cells = grades.get(outcome.student, {}).get(outcome.assignment, {})
-                changes = changed_outside(outcome.auto_scores, cells)
-                status = outcome.status
-                if changes:
-                    status = f"changed outside the grader ({'; '.join(changes)}), run grader autograde; {status}"
-                found.append(_row(outcome.student, outcome.assignment, status, cells, outcome.auto_scores))
+    for outcome in ledger_outcomes(work_dir):
+        cells = grades.get(outcome.student, {}).get(outcome.assignment, {})
+        changes = changed_outside(outcome.auto_scores, cells)
+        status = outcome.status
+        if changes:
+            status = f"changed outside the grader ({'; '.join(changes)}), run grader autograde; {status}"
+        found.append(_row(outcome.student, outcome.assignment, status, cells, outcome.auto_scores))
     known = {(row.student, row.assignment) for row in found}
     for student, per_assignment in sorted(grades.items()):
         for assignment, cells in sorted(per_assignment.items()):
@@ -107,9 +105,12 @@ def write_summary_png(table: list[Row], maxima: dict[str, dict[str, float]], pat
 
 
 def report(work_dir: Path, db_url: str, out: Path) -> list[Path]:
-    """Write grades.csv and summary.png into `out`; return their paths."""
-    table = rows(work_dir, db_url)
-    csv_path, png_path = out / "grades.csv", out / "summary.png"
-    write_csv(table, csv_path)
-    write_summary_png(table, max_scores(db_url), png_path)
-    return [csv_path, png_path]
+    """Write grades.csv, summary.png, common_mistakes.csv and common_mistakes.png into `out`; return their paths."""
+    table, maxima = rows(work_dir, db_url), max_scores(db_url)
+    paths = [out / name for name in ("grades.csv", "summary.png", "common_mistakes.csv", "common_mistakes.png")]
+    write_csv(table, paths[0])
+    write_summary_png(table, maxima, paths[1])
+    mistakes = common_mistakes.tally(ledger_outcomes(work_dir), {a: sorted(cells) for a, cells in maxima.items()})
+    common_mistakes.write_csv(mistakes, common_mistakes.part_titles(maxima), paths[2])
+    common_mistakes.write_png(mistakes, paths[3])
+    return paths

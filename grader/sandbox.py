@@ -82,9 +82,13 @@ class SandboxFailure(Exception):
 class ChildDied(Exception):
     """The child ended (or was ended) before it answered; the message says how."""
 
+    kind = "the child died"  # the same for every submission (the class's common mistakes), unlike the message
+
 
 class CellTimeout(Exception):
     """A request ran past its wall-clock limit; the child has been killed."""
+
+    kind = "it ran past its time limit"
 
 
 def bubblewrap_available() -> bool:

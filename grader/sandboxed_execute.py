@@ -29,11 +29,13 @@ NOTEBOOK_LIMIT = 32 << 20  # characters of output kept per notebook (each cell h
 class CellRun:
     """One submission's run of its cells, passed to the execute step: the sandbox, whether the hidden-test blocks
     run elsewhere (the trusted check runs them; the notebook's child runs only the visible lines of those cells),
-    and what went wrong: the submission's problem ('' when none), a failure of the sandbox (None when none)."""
+    and what went wrong: the submission's problem ('' when none) and its kind (the same for every submission with
+    it, e.g. "the child died"), a failure of the sandbox (None when none)."""
 
     sandbox: Sandbox
     hidden_elsewhere: bool = False
     problem: str = ""
+    problem_kind: str = ""
     failure: SandboxFailure | None = None
 
 
@@ -45,7 +47,7 @@ class SandboxedExecute(Execute):
         self.cell_run = cell_run
 
     def preprocess(self, nb: NotebookNode, resources: dict, retries: int | None = None):
-        self.cell_run.problem, self.cell_run.failure = "", None
+        self.cell_run.problem, self.cell_run.problem_kind, self.cell_run.failure = "", "", None
         try:
             return self._run(nb, resources)
         except SandboxFailure as failure:
@@ -75,7 +77,7 @@ class SandboxedExecute(Execute):
                 reply = child.run(runnable(cell, self.cell_run.hidden_elsewhere))
             except (ChildDied, CellTimeout) as error:
                 failure = f"cell {index + 1}: {error}"
-                self.cell_run.problem = failure
+                self.cell_run.problem, self.cell_run.problem_kind = failure, error.kind
                 cell.outputs = [_error(type(error).__name__, str(error))]
                 cell.execution_count = None
                 continue

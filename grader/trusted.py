@@ -22,16 +22,21 @@ from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.sandbox import CellTimeout, Child, ChildDied, Sandbox
 from grader.sandboxed_execute import GRADING_ENV
 
+NO_OBSERVATION = "no observation: "  # how a cell's mistake begins where no case could be compared
+
 
 @dataclass(frozen=True)
 class Verdict:
     """Trusted points per graded test cell, and for each cell that earned none, why: `reasons` without the
     solution's observations (for statuses), `messages` with the first differing case, what the solution's
-    observation is there and what came back (for the student, as the generated hidden tests say it)."""
+    observation is there and what came back (for the student, as the generated hidden tests say it), `mistakes`
+    the label of the first differing case alone, or the kind of problem, in the course's words only (for the
+    class's common mistakes)."""
 
     points: dict[str, float]
     reasons: dict[str, str]
     messages: dict[str, str]
+    mistakes: dict[str, str]
 
 
 def has_trusted_check(assignment: str) -> bool:
@@ -87,24 +92,25 @@ class TrustedChecker:
                         return {}, f"code cell {number} failed ({why})"
             except (ChildDied, CellTimeout) as error:
                 return {}, str(error)
-            return self.observe_in(child)
+            observations, problem, _ = self.observe_in(child)
+            return observations, problem
 
-    def observe_in(self, child: Child) -> tuple[dict, str]:
-        """The observers, in a child that has run a notebook's cells: (observations, problem)."""
+    def observe_in(self, child: Child) -> tuple[dict, str, str]:
+        """The observers, in a child that has run a notebook's cells: (observations, problem, the problem's kind)."""
         try:
             reply = child.request(self.request)
         except (ChildDied, CellTimeout) as error:
-            return {}, str(error)
+            return {}, str(error), error.kind
         observations = reply.get("observations")
         if type(observations) is not dict:
-            return {}, "the check sent no observations"
-        return observations, ""
+            return {}, "the check sent no observations", "the check sent none"
+        return observations, "", ""
 
-    def verdict(self, observations: dict, problem: str) -> Verdict:
+    def verdict(self, observations: dict, problem: str, problem_kind: str) -> Verdict:
         """The points each graded test cell earns by comparing these observations with the solution's (`problem`:
-        why there are none, '' if there are)."""
+        why there are none, '' if there are; `problem_kind`: its kind, the same for every submission with it)."""
         reference = self.reference()
-        points, reasons, messages = {}, {}, {}
+        points, reasons, messages, mistakes = {}, {}, {}, {}
         for grade_id, max_points in self.test_points.items():
             if grade_id in observations and observing.agrees(observations[grade_id], reference[grade_id]):
                 points[grade_id] = max_points
@@ -113,18 +119,42 @@ class TrustedChecker:
             reasons[grade_id] = problem or _difference(seen, expected)
             explained = observing.explain(seen, expected) if seen is not None else ""
             messages[grade_id] = problem or explained or reasons[grade_id]
-        return Verdict(points, reasons, messages)
+            mistakes[grade_id] = NO_OBSERVATION + problem_kind if problem else mistake(seen, expected)
+        return Verdict(points, reasons, messages, mistakes)
 
     def failed(self, reason: str) -> Verdict:
         """The verdict when the check itself could not be made: no points for any cell, and why."""
         every = dict.fromkeys(self.test_points, reason)
-        return Verdict(dict.fromkeys(self.test_points, 0.0), every, dict(every))
+        mistakes = dict.fromkeys(self.test_points, f"{NO_OBSERVATION}the trusted check failed")
+        return Verdict(dict.fromkeys(self.test_points, 0.0), every, dict(every), mistakes)
 
 
 def cells_to_run(notebook: NotebookNode) -> list[str]:
     """What a child runs of a notebook before the observers: every code cell, a hidden-test cell without its hidden
     block, as the execute step runs them."""
     return [runnable(cell, hidden_elsewhere=True) for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def mistake(seen: object, expected: object) -> str:
+    """A cell's mistake for the class's common mistakes: the label of the first case where an observation differs
+    from the solution's, as observing.first_difference names it at the top ("case 3 of 101", "clause 2: an LSTM's
+    nested output"), without the path inside the case; the kind of problem where no case can be compared. Only the
+    solution's labels and the grader's words: never text of the submission's."""
+    if type(seen) is list and type(expected) is list and len(seen) == len(expected):
+        for number, (mine, theirs) in enumerate(zip(seen, expected, strict=True), start=1):
+            if not observing.agrees(mine, theirs):
+                return f"case {number} of {len(expected)}"
+    if type(seen) is dict and type(expected) is dict and seen.keys() == expected.keys():
+        for label, theirs in expected.items():
+            if not observing.agrees(seen[label], theirs):
+                return label
+    if seen is None:
+        return f"{NO_OBSERVATION}nothing was observed"
+    if type(seen) is list and seen[:1] == ["observer failed"]:
+        return f"{NO_OBSERVATION}the observer failed"
+    if type(seen) is list and seen[:1] == ["stopped"]:
+        return "the check stopped (an exception)"
+    return "the observation as a whole"
 
 
 def _difference(seen: object, expected: object) -> str:

@@ -4,12 +4,16 @@ and the feedback and report files describe it."""
 from __future__ import annotations
 
 import csv
+import json
+import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from grader.autograde import Outcome, autograde, plan
+from grader.common_mistakes import UNGRADED, Mistake, tally
 from grader.course import default_db_url
 from grader.gradebook import cell_scores
 from grader.sample_class import scripted_assignments, scripted_students, write_class
@@ -85,6 +89,98 @@ def test_report_writes_grades_csv_and_summary_png(graded_class: GradedClass, tmp
         assert {grade_id: float(rows[student][grade_id]) for grade_id in cells} == cells
     png = (tmp_path / "summary.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_report_counts_each_parts_common_mistakes(graded_class: GradedClass, tmp_path: Path) -> None:
+    if graded_class.assignment != ASSIGNMENTS[0]:
+        pytest.skip("the ledger and the report are the same for every assignment; one shows it")
+    run = grader("report", "--work", str(graded_class.work_dir), "--out", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert f"wrote {tmp_path / 'common_mistakes.csv'}" in run.stdout.splitlines()
+    rows = list(csv.DictReader((tmp_path / "common_mistakes.csv").open()))
+    # The ledger as written: every cell that earned nothing, and only those, has its mistake.
+    ledger = graded_class.work_dir / "grading_status" / graded_class.assignment
+    stored = {
+        student: json.loads((ledger / f"{student}.json").read_text())["mistakes"] for student in graded_class.expected
+    }
+    failing = {(s, part) for s, cells in graded_class.expected.items() for part, points in cells.items() if points == 0}
+    assert {(s, part) for s, mistakes in stored.items() for part in mistakes} == failing
+    # Where the autograded notebook shows the trusted check's message, the mistake is the case the message names,
+    # without the path inside it ("case 2 of 101, item 1, item 9 differs": "case 2 of 101").
+    named = 0
+    for path in graded_class.work_dir.glob(f"autograded/*/{graded_class.assignment}/*.ipynb"):
+        student = path.parent.parent.name
+        for cell in json.loads(path.read_text())["cells"]:
+            part = cell["metadata"].get("nbgrader", {}).get("grade_id")
+            for output in cell.get("outputs", []):
+                found = (
+                    re.match(r"(.+) differs\n", output.get("evalue", "")) if output["output_type"] == "error" else None
+                )
+                if found:
+                    assert stored[student][part] == re.sub(r"(, (item \d+|'[^']*'))+$", "", found.group(1))
+                    named += 1
+    assert named >= 5, "the scripted mistakes fail hidden cases"
+    counts = Counter((part, mistake) for mistakes in stored.values() for part, mistake in mistakes.items())
+    assert {(row["part"], row["mistake"]): int(row["students"]) for row in rows} == counts
+    class_size = len(graded_class.expected)
+    for row in rows:
+        assert row["assignment"] == graded_class.assignment
+        assert row["title"].startswith("Part "), "the part's heading in the source notebook"
+        assert row["share"] == f"{100 * int(row['students']) / class_size:.1f}"
+    order = [(row["part"], -int(row["students"])) for row in rows]
+    assert order == sorted(order)
+    png = (tmp_path / "common_mistakes.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_a_mistake_is_its_first_failing_case_and_the_class_is_counted_by_it(tmp_path: Path) -> None:
+    from grader.common_mistakes import write_csv
+    from grader.observing import first_difference, labelled
+    from grader.sandbox import CellTimeout
+    from grader.trusted import TrustedChecker, mistake
+
+    cases = [[1, [2, 3]], [4, [5, 6]], [7]]
+    seen = [[1, [2, 3]], [4, [5, 0]], [0]]
+    assert first_difference(seen, cases)[0] == "case 2 of 3, item 2, item 2"
+    assert mistake(seen, cases) == "case 2 of 3"
+    clauses = labelled(("clause 1: a weight, and its grad", {"weight": [1, 2]}), ("seeded case 1 of 1", [3]))
+    broken = labelled(("clause 1: a weight, and its grad", {"weight": [1, 0]}), ("seeded case 1 of 1", [0]))
+    assert first_difference(broken, clauses)[0] == "clause 1: a weight, and its grad, 'weight', item 2"
+    assert mistake(broken, clauses) == "clause 1: a weight, and its grad"
+    assert mistake(None, clauses) == "no observation: nothing was observed"
+    assert mistake(["observer failed", "Evil, item 1"], clauses) == "no observation: the observer failed"
+    assert mistake(["stopped", ["raises", "Boom"]], cases) == "the check stopped (an exception)"
+
+    checker = TrustedChecker(ASSIGNMENTS[0], sandbox=None)  # a verdict needs the solution's observations only
+    checker._reference = dict.fromkeys(checker.test_points, ["solution"])
+    died = checker.verdict({}, "cell 3: it ran past its time limit (60 s)", CellTimeout.kind)
+    assert set(died.mistakes.values()) == {"no observation: it ran past its time limit"}
+    assert died.mistakes.keys() == checker.test_points.keys()
+
+    def outcome(student: str, status: str, mistakes: dict[str, str], scored: bool = True) -> Outcome:
+        points = {"p1": 0.0, "p2": 1.0} if scored else {}
+        return Outcome(student, "ex", status, 1.0, 2.0, "", auto_scores=points, mistakes=mistakes)
+
+    outcomes = [
+        outcome("a", "ok", {"p1": "case 2 of 3", "p2": "=clause 1: x"}),
+        outcome("b", "ok", {"p1": "case 2 of 3"}),
+        outcome("c", "error: cell 3: the kernel died", {"p1": "no observation: the child died"}),  # graded
+        outcome("d", "error: not a notebook", {}, scored=False),
+        outcome("e", "ok", {}),
+    ]
+    mistakes = tally(outcomes, {"ex": ["p1", "p2"]})
+    assert mistakes == [
+        Mistake("ex", "p1", "case 2 of 3", 2, 5),
+        Mistake("ex", "p1", UNGRADED, 1, 5),
+        Mistake("ex", "p1", "no observation: the child died", 1, 5),
+        Mistake("ex", "p2", "=clause 1: x", 1, 5),
+        Mistake("ex", "p2", UNGRADED, 1, 5),
+    ]
+    write_csv(mistakes, {("ex", "p1"): "Part 1: slots"}, tmp_path / "mistakes.csv")
+    rows = list(csv.reader((tmp_path / "mistakes.csv").open()))
+    assert rows[0] == ["assignment", "part", "title", "mistake", "students", "share"]
+    assert rows[1] == ["ex", "p1", "Part 1: slots", "case 2 of 3", "2", "40.0"]
+    assert rows[4] == ["ex", "p2", "", "'=clause 1: x", "1", "20.0"]
 
 
 def test_feedback_has_a_page_per_student(graded_class: GradedClass) -> None:

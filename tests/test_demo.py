@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -27,9 +28,11 @@ def test_demo_grades_a_sample_class_end_to_end(
     )
     assert f"graded {len(expected)} submission(s), 0 with errors, 0 flagged" in lines
     assert f"feedback: {len(expected)} HTML page(s) under work/demo/feedback" in lines
-    assert lines[-4:] == [
+    assert lines[-6:] == [
         "report:   work/demo/grades.csv",
         "report:   work/demo/summary.png",
+        "report:   work/demo/common_mistakes.csv",
+        "report:   work/demo/common_mistakes.png",
         "gradebook: work/demo/gradebook.db",
         "formgrader: make lab WORK=work/demo",
     ]
@@ -41,3 +44,14 @@ def test_demo_grades_a_sample_class_end_to_end(
     assert {row["status"] for row in rows} == {"ok"}
     assert (demo / "summary.png").read_bytes().startswith(b"\x89PNG")
     assert len(list((demo / "feedback").glob("*/ex03_training/*.html"))) == len(expected)
+    # The class's common mistakes: each part the scripted mistakes fail, by as many students as fail it.
+    with (demo / "common_mistakes.csv").open() as file:
+        mistakes = list(csv.DictReader(file))
+    failed = Counter(part for points in expected.values() for part, got in points.items() if got == 0)
+    counted = Counter()
+    for row in mistakes:
+        assert row["assignment"] == "ex03_training"
+        assert row["share"] == f"{100 * int(row['students']) / len(expected):.1f}"
+        counted[row["part"]] += int(row["students"])
+    assert counted == failed and failed
+    assert (demo / "common_mistakes.png").read_bytes().startswith(b"\x89PNG")
