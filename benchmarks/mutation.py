@@ -223,7 +223,7 @@ class Harness:
         observations, problem = self.checker.observe(cells)
         if TIME_LIMIT in problem:
             return "timeout", "", problem
-        verdict = self.checker.verdict(observations, problem)
+        verdict = self.checker.verdict(observations, problem, "the mutant could not be observed")
         for cell in self.hidden:
             if verdict.points[cell] < self.checker.test_points[cell]:
                 return "killed", cell, verdict.reasons[cell]
