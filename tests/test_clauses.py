@@ -43,16 +43,19 @@ def _hidden_cells(assignment: str) -> list[str]:
 
 
 def contract_numbers(notebook, grade_id: str) -> list[int]:
-    """The numbers of the top-level numbered items of the contract of the part `grade_id` tests."""
+    """The numbers of the top-level numbered items of the contract of the part `grade_id` tests: the last markdown
+    cell before the part's first solution cell (the part starts after the graded test cell before its solution)."""
     cells = notebook.cells
-    test = next(n for n, c in enumerate(cells) if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
-    graded_before = [
-        n
-        for n, c in enumerate(cells[:test])
-        if (meta := c.get("metadata", {}).get("nbgrader", {})).get("grade") and not meta.get("solution")
-    ]
-    start = max(graded_before, default=-1) + 1
-    solution = next(n for n in range(start, test) if cells[n].get("metadata", {}).get("nbgrader", {}).get("solution"))
+
+    def meta(number: int) -> dict:
+        return cells[number].get("metadata", {}).get("nbgrader", {})
+
+    test = next(n for n in range(len(cells)) if meta(n).get("grade_id") == grade_id)
+    last_solution = max(n for n in range(test) if meta(n).get("solution"))
+    start = 1 + max(
+        (n for n in range(last_solution) if meta(n).get("grade") and not meta(n).get("solution")), default=-1
+    )
+    solution = next(n for n in range(start, test) if meta(n).get("solution"))
     contract = next(c for c in reversed(cells[start:solution]) if c.cell_type == "markdown")
     return [int(number) for number in NUMBERED.findall(contract.source)]
 
