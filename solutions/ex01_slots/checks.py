@@ -286,12 +286,21 @@ CLAUSES = {
 FLAG_TABLES = {"_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs"}
 
 
+def pairs(got: dict) -> list[tuple[object, object]]:
+    """The items of a dict in its own order: an exact dict or OrderedDict iterated as it is (an OrderedDict keeps its
+    order apart from the dict underneath, after move_to_end), any other subclass through dict's own methods (its
+    overrides are not run)."""
+    if type(got) in (dict, OrderedDict):
+        return list(got.items())
+    return list(dict.items(got))
+
+
 def mapping_items(got: object) -> object:
     """The items of what classify_slots returned, read with dict's own methods (a dict subclass is read as a dict:
     its exact type is clause 1's business); anything else by its type."""
     if not isinstance(got, dict):
         return ["not a dict", type(got).__name__]
-    return [[plain(key), plain(group)] for key, group in dict.items(got)]
+    return [[plain(key), plain(group)] for key, group in pairs(got)]
 
 
 def classify_shape(classify: Callable, module: nn.Module) -> list:
@@ -300,8 +309,8 @@ def classify_shape(classify: Callable, module: nn.Module) -> list:
     got = classify(module)
     if not isinstance(got, dict):
         return ["not a dict", type(got).__name__]
-    keys = [plain(key) for key in dict.keys(got)]
-    values = list(dict.values(got))
+    keys = [plain(key) for key, _ in pairs(got)]
+    values = [value for _, value in pairs(got)]
     return [
         type(got).__name__ if type(got) in (dict, OrderedDict) else "a subclass",
         keys,
@@ -321,7 +330,7 @@ def classify_others(classify: Callable, module: nn.Module) -> object:
     if not isinstance(got, dict):
         return ["not a dict", type(got).__name__]
     slots = set(SLOT_NAMES)
-    return [[plain(key), plain(group)] for key, group in dict.items(got) if key not in slots]
+    return [[plain(key), plain(group)] for key, group in pairs(got) if key not in slots]
 
 
 def classify_early(classify: Callable, module: nn.Module) -> object:
@@ -332,9 +341,9 @@ def classify_early(classify: Callable, module: nn.Module) -> object:
         return ["not a dict", type(got).__name__]
     slots = set(SLOT_NAMES)
     return [
-        [plain(key) for key in dict.keys(got)],
-        [[plain(key), plain(group)] for key, group in dict.items(got) if key not in slots],
-        all(type(group) is str and group in GROUPS[:6] for key, group in dict.items(got) if key in slots),
+        [plain(key) for key, _ in pairs(got)],
+        [[plain(key), plain(group)] for key, group in pairs(got) if key not in slots],
+        all(type(group) is str and group in GROUPS[:6] for key, group in pairs(got) if key in slots),
     ]
 
 
@@ -898,6 +907,16 @@ def hooked() -> nn.Module:
     return hooked_linear()[0]
 
 
+def prepended() -> nn.Module:
+    """Two hooks in one table, the second put first (prepend=True): the table's order is not the ids' order."""
+    module = nn.Linear(2, 2)
+    module.register_forward_hook(silent_hook)
+    module.register_forward_hook(print, prepend=True)
+    module.register_forward_pre_hook(silent_hook, with_kwargs=True)
+    module.register_forward_pre_hook(print, prepend=True, with_kwargs=True)
+    return module
+
+
 def shared_tree() -> nn.Module:
     torch.manual_seed(20130204)
     shared = nn.Linear(2, 2)
@@ -954,7 +973,7 @@ def container_facts(original: nn.Module, copy: object, taken: set[int]) -> list:
         if type(value) is set:
             same = isinstance(got, set) and sorted(map(str, got)) == sorted(value)
         else:
-            same = isinstance(got, dict) and same_keys(dict.keys(got), value)
+            same = isinstance(got, dict) and same_keys([key for key, _ in pairs(got)], value)
         facts.append([name, id(got) not in taken, type(got) is type(value), same])
     return facts
 
@@ -1117,6 +1136,8 @@ def observe_copy_hidden(ns: dict) -> object:
         fixed(3, "nn.BatchNorm1d: buffers and a non-persistent one", case(copy_containers, batch_norm)),
         fixed(3, "a Sequential: its _modules", case(copy_containers, nested_tree)),
         fixed(3, "nn.Linear.__new__ with the first twelve slots", case(copy_containers, lambda: half_linear(12))),
+        fixed(3, "two hooks in a table, the second prepended: same order", case(copy_containers, prepended)),
+        fixed(3, "children left, right, missing (None): same order", case(copy_containers, lambda: Pair(nn.Tanh()))),
         fixed(4, "nn.Linear: weight and bias", case(copy_registered, lambda: nn.Linear(2, 2))),
         fixed(4, "nn.Linear without bias (bias is None)", case(copy_registered, lambda: nn.Linear(2, 2, bias=False))),
         fixed(4, "nn.BatchNorm1d in eval mode: its buffers", case(copy_registered, batch_norm)),
