@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import plain, raised, returns_type, single_thread, walk
+from grader.observing import fixed, labelled, plain, raised, returns_type, seeded, single_thread, walk
 
 # The vocabulary of classify_slots (the read-only cell `group_names`), not an answer: which key belongs to which
 # group is left to the parent's comparison.
@@ -263,24 +263,244 @@ def classify_snapshot(module: nn.Module) -> list:
     return state
 
 
-@single_thread
-def observe_classify_hidden(ns: dict) -> list:
-    """The hidden cell: the type returned for nn.Linear(2, 2), then for each generated module the items returned,
-    in order, and whether vars(module) and its containers are as before the call."""
-    classify = ns.get("classify_slots")
-    observations: list = [returns_type(classify, dict, nn.Linear(2, 2))]
-    if not callable(classify):
-        return observations
+# The clauses of part 1's contract (the numbered rules of the notebook), by number.
+CLAUSES = {
+    "test_classify_slots_hidden": {
+        1: "a plain dict: the keys of vars(module) in order, each mapped to one of the seven group names",
+        2: "each of the seventeen slots in its group, whatever it holds",
+        3: "every other key is OTHER, whatever its name or value",
+        4: "half-built modules: attributes before the slots, only some slots, or none",
+        5: "the module is not modified, and the dict returned is not the module's own",
+    },
+    "test_copy_hidden": {
+        1: "a new object of exactly the module's type, made without calling a constructor",
+        2: "vars(copy) has exactly the keys of vars(module), in order",
+        3: "each container slot is a new object of the same type, with the same keys in the same order",
+        4: "parameters and buffers are the very same objects (None stays None)",
+        5: "children copied by the same rules, recursively; a shared submodule copied once",
+        6: "the hook callables and the flag tables' True values are the same objects",
+        7: "every other entry of vars refers to the same object",
+        8: "the original is not modified (its containers stay its own)",
+    },
+}
+FLAG_TABLES = {"_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs"}
+
+
+def pairs(got: dict) -> list[tuple[object, object]]:
+    """The items of a dict in its own order: an exact dict or OrderedDict iterated as it is (an OrderedDict keeps its
+    order apart from the dict underneath, after move_to_end), any other subclass through dict's own methods (its
+    overrides are not run)."""
+    if type(got) in (dict, OrderedDict):
+        return list(got.items())
+    return list(dict.items(got))
+
+
+def mapping_items(got: object) -> object:
+    """The items of what classify_slots returned, read with dict's own methods (a dict subclass is read as a dict:
+    its exact type is clause 1's business); anything else by its type."""
+    if not isinstance(got, dict):
+        return ["not a dict", type(got).__name__]
+    return [[plain(key), plain(group)] for key, group in pairs(got)]
+
+
+def classify_shape(classify: Callable, module: nn.Module) -> list:
+    """Clause 1: the exact type returned, its keys in order, whether they are those of vars(module) and whether every
+    value is exactly a str among GROUPS."""
+    got = classify(module)
+    if not isinstance(got, dict):
+        return ["not a dict", type(got).__name__]
+    keys = [plain(key) for key, _ in pairs(got)]
+    values = [value for _, value in pairs(got)]
+    return [
+        type(got).__name__ if type(got) in (dict, OrderedDict) else "a subclass",
+        keys,
+        keys == list(vars(module)),
+        all(type(value) is str and value in GROUPS for value in values),
+    ]
+
+
+def classify_items(classify: Callable, module: nn.Module) -> object:
+    """Clauses 2 and 3: every key with its group, in order."""
+    return mapping_items(classify(module))
+
+
+def classify_others(classify: Callable, module: nn.Module) -> object:
+    """Clause 3: the group of every key that is not one of the seventeen slots, in order."""
+    got = classify(module)
+    if not isinstance(got, dict):
+        return ["not a dict", type(got).__name__]
+    slots = set(SLOT_NAMES)
+    return [[plain(key), plain(group)] for key, group in pairs(got) if key not in slots]
+
+
+def classify_early(classify: Callable, module: nn.Module) -> object:
+    """Clause 4 on a module with attributes set before super().__init__(): the keys in order, the group of every key
+    that is not a slot, and whether every slot got one of the six slot groups (which one is clause 2's business)."""
+    got = classify(module)
+    if not isinstance(got, dict):
+        return ["not a dict", type(got).__name__]
+    slots = set(SLOT_NAMES)
+    return [
+        [plain(key) for key, _ in pairs(got)],
+        [[plain(key), plain(group)] for key, group in pairs(got) if key not in slots],
+        all(type(group) is str and group in GROUPS[:6] for key, group in pairs(got) if key in slots),
+    ]
+
+
+def classify_untouched(classify: Callable, module: nn.Module) -> list:
+    """Clause 5: whether vars(module) and its containers are as before the call, and whether the dict returned is a
+    different object from vars(module)."""
+    before = classify_snapshot(module)
+    got = classify(module)
+    return [classify_snapshot(module) == before, got is not vars(module)]
+
+
+class CallableCache(nn.Module):
+    """A module whose user attributes look like slots: names and values."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache = OrderedDict()
+        self._hooks = OrderedDict([(0, silent_hook)])
+        self.my_forward_hooks = OrderedDict()
+        self.extra_with_kwargs = OrderedDict([(0, True)])
+        self._forward_hooks_extra = OrderedDict()
+        self._parameters_backup = {}
+        self._non_persistent = set()
+        self.Training = True
+        self.full = None
+
+
+def half_built(cls: type, slots: list[str], decoys: list[tuple[str, object]], decoys_first: bool) -> nn.Module:
+    module = cls.__new__(cls)
+    half_made(module, slots, decoys, decoys_first)
+    return module
+
+
+def with_full_backward_hook() -> nn.Module:
+    module = nn.Linear(2, 2)
+    module.register_full_backward_hook(silent_hook)  # _is_full_backward_hook becomes True
+    return module
+
+
+def with_old_backward_hook() -> nn.Module:
+    module = nn.Linear(2, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module.register_backward_hook(silent_hook)  # _is_full_backward_hook becomes False
+    return module
+
+
+def with_every_hook() -> nn.Module:
+    module = nn.Linear(2, 3)
+    module.register_forward_pre_hook(silent_hook, with_kwargs=True)
+    module.register_forward_hook(silent_hook, with_kwargs=True, always_call=True)
+    module.register_full_backward_pre_hook(silent_hook)
+    module.register_state_dict_pre_hook(silent_hook)
+    module.register_load_state_dict_post_hook(silent_hook)
+    module.register_buffer("scratch", torch.zeros(1), persistent=False)
+    return module
+
+
+def in_eval(module: nn.Module) -> nn.Module:
+    return module.eval()
+
+
+def compiled_linear() -> nn.Module:
+    module = nn.Linear(2, 2)
+    module._compiled_call_impl = module._call_impl  # what m.compile() stores, without compiling
+    return module
+
+
+def replaced_slots() -> nn.Module:
+    """A module whose slots hold values of unusual types: still the same slots."""
+    module = nn.Linear(2, 2)
+    vars(module)["_forward_hooks"] = {}  # a plain dict where an OrderedDict was
+    vars(module)["_non_persistent_buffers_set"] = OrderedDict()
+    vars(module)["training"] = 1
+    return module
+
+
+def classify_case_list() -> list:
     rng = random.Random(CLASSIFY_SEED)
-    for _ in range(CLASSIFY_CASES):
-        module = classify_case(rng)
+    return [[classify_case(rng)] for _ in range(CLASSIFY_CASES)]
+
+
+@single_thread
+def observe_classify_hidden(ns: dict) -> object:
+    """The hidden cell: fixed cases clause by clause of part 1's contract, then for each generated module the items
+    returned, in order, and whether vars(module) and its containers are as before the call."""
+    classify = ns.get("classify_slots")
+    if not callable(classify):
+        return ["missing", type(classify).__name__]
+
+    def observe_case(module: nn.Module) -> list:
         before = classify_snapshot(module)
-        try:
-            got = classify(module)
-            observations.append([dict_items(got), classify_snapshot(module) == before])
-        except Exception as error:  # noqa: BLE001
-            observations.append(raised(error))
-    return observations
+        got = classify(module)
+        return [dict_items(got), classify_snapshot(module) == before]
+
+    def shape(make: Callable[[], nn.Module]) -> Callable[[], object]:
+        return lambda: classify_shape(classify, make())
+
+    def items(make: Callable[[], nn.Module]) -> Callable[[], object]:
+        return lambda: classify_items(classify, make())
+
+    def others(make: Callable[[], nn.Module]) -> Callable[[], object]:
+        return lambda: classify_others(classify, make())
+
+    def untouched(make: Callable[[], nn.Module]) -> Callable[[], object]:
+        return lambda: classify_untouched(classify, make())
+
+    first = lambda: returns_type(classify, dict, nn.Linear(2, 2))  # noqa: E731 - the visible line of the cell
+    return labelled(
+        fixed(1, "nn.Linear(2, 2) gives exactly a dict", first),
+        fixed(1, "nn.Linear(3, 2): its keys in order, str group names", shape(lambda: nn.Linear(3, 2))),
+        fixed(1, "a plain nn.Module()", shape(nn.Module)),
+        fixed(1, "nn.Linear with hooks of every kind", shape(with_every_hook)),
+        fixed(1, "a module with user attributes named like slots", shape(CallableCache)),
+        fixed(2, "a fresh nn.Module(): its seventeen slots", items(nn.Module)),
+        fixed(2, "nn.Linear(3, 2): the slots, then in_features, out_features", items(lambda: nn.Linear(3, 2))),
+        fixed(2, "nn.Sequential of two modules", items(lambda: nn.Sequential(nn.Linear(2, 2), nn.ReLU()))),
+        fixed(2, "a module in eval mode (training is False)", items(lambda: in_eval(nn.Linear(2, 2)))),
+        fixed(2, "a full backward hook (_is_full_backward_hook is True)", items(with_full_backward_hook)),
+        fixed(2, "an old-style backward hook (_is_full_backward_hook is False)", items(with_old_backward_hook)),
+        fixed(2, "hooks of every kind and a non-persistent buffer", items(with_every_hook)),
+        fixed(2, "slots holding values of unusual types", items(replaced_slots)),
+        fixed(3, "a user attribute holding an OrderedDict", others(WithCache)),
+        fixed(3, "user attributes named and typed like slots", others(CallableCache)),
+        fixed(3, "nn.BatchNorm1d: eps, momentum, affine...", others(lambda: nn.BatchNorm1d(3))),
+        fixed(3, "_compiled_call_impl, which m.compile() stores", others(compiled_linear)),
+        fixed(4, "nn.Linear.__new__(nn.Linear): no slots at all", items(lambda: half_built(nn.Linear, [], [], False))),
+        fixed(
+            4,
+            "__new__ with the first five slots, then two attributes",
+            items(lambda: half_built(Extras, SLOT_NAMES[:5], [("cache", OrderedDict()), ("width", 3)], False)),
+        ),
+        fixed(
+            4,
+            "__new__ with two attributes, then the first eight slots",
+            items(lambda: half_built(nn.Module, SLOT_NAMES[:8], [("mode", True), ("flags", set())], True)),
+        ),
+        fixed(
+            4,
+            "__new__ with only attributes and no slot",
+            items(lambda: half_built(Early, [], [("training_steps", 3), ("registry", {"w": None})], True)),
+        ),
+        fixed(
+            4,
+            "attributes set before super().__init__() come first",
+            lambda: classify_early(classify, Early([("mode", True), ("cache", OrderedDict()), ("width", 2)])),
+        ),
+        fixed(5, "nn.Linear with hooks of every kind", untouched(with_every_hook)),
+        fixed(5, "a module with user attributes named like slots", untouched(CallableCache)),
+        fixed(5, "a module made by __new__ with no slot", untouched(lambda: half_built(nn.Linear, [], [], False))),
+        fixed(
+            5,
+            "__new__ with the first five slots",
+            untouched(lambda: half_built(nn.Module, SLOT_NAMES[:5], [("width", 3)], False)),
+        ),
+        *seeded(classify_case_list(), observe_case),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -606,27 +826,337 @@ class CopyCase:
         return state
 
 
+# The fixed cases of part 2's hidden cell, clause by clause. Each builds its own modules.
+CONSTRUCTED = [0]  # how many times Counted.__init__ ran
+
+
+class Counted(nn.Module):
+    """A module whose constructor needs no argument, and counts its calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        CONSTRUCTED[0] += 1
+        self.weight = nn.Parameter(torch.ones(2))
+        self.note = "made by the constructor"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.weight
+
+
+class CountingHook:
+    """A hook that is an object (not a function): the copy must hold this very object."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        self.calls.append("called")
+
+
+class Holder(nn.Module):
+    """User attributes of every kind next to the slots."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(2, 2)
+        self.table = {"scale": 2}
+        self.names = {"a", "b"}
+        self.order = OrderedDict([(0, True)])
+        self.items = [1, 2]
+        self.raw = torch.zeros(2)
+        self.helpers = [nn.Linear(1, 1)]  # a plain list of modules: not registered, shared as it is
+        self.width = 2
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(x)
+
+
+class Pair(nn.Module):
+    """Two branches, the same child in both, a None child, a None parameter and a None buffer."""
+
+    def __init__(self, shared: nn.Module) -> None:
+        super().__init__()
+        self.left = shared
+        self.right = nn.Sequential(nn.Tanh(), shared)
+        self.register_module("missing", None)
+        self.register_parameter("unused", None)
+        self.register_buffer("empty", None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.left(x) + self.right(x)
+
+
+def hooked_linear() -> tuple[nn.Module, CountingHook]:
+    """nn.Linear(2, 2) with hooks in every table (an object as the forward hook) and a non-persistent buffer."""
+    torch.manual_seed(20130203)
+    module = nn.Linear(2, 2)
+    hook = CountingHook()
+    module.register_forward_pre_hook(silent_hook, with_kwargs=True)
+    module.register_forward_hook(hook, with_kwargs=True, always_call=True)
+    module.register_full_backward_pre_hook(silent_hook)
+    module.register_full_backward_hook(silent_hook)
+    module.register_state_dict_pre_hook(silent_hook)
+    module.register_state_dict_post_hook(silent_hook)
+    module.register_load_state_dict_pre_hook(silent_hook)
+    module.register_load_state_dict_post_hook(silent_hook)
+    module.register_buffer("scratch", torch.ones(2), persistent=False)
+    return module, hook
+
+
+def hooked() -> nn.Module:
+    return hooked_linear()[0]
+
+
+def prepended() -> nn.Module:
+    """Two hooks in one table, the second put first (prepend=True): the table's order is not the ids' order."""
+    module = nn.Linear(2, 2)
+    module.register_forward_hook(silent_hook)
+    module.register_forward_hook(print, prepend=True)
+    module.register_forward_pre_hook(silent_hook, with_kwargs=True)
+    module.register_forward_pre_hook(print, prepend=True, with_kwargs=True)
+    return module
+
+
+def shared_tree() -> nn.Module:
+    torch.manual_seed(20130204)
+    shared = nn.Linear(2, 2)
+    tree = nn.Sequential(Pair(shared), nn.ReLU(), shared)
+    tree.add_module("again", tree[0])  # a whole branch registered twice
+    return tree
+
+
+def nested_tree() -> nn.Module:
+    torch.manual_seed(20130205)
+    return nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 2), nn.Tanh()))
+
+
+def batch_norm() -> nn.Module:
+    torch.manual_seed(20130206)
+    norm = nn.BatchNorm1d(2)
+    norm.train(False)
+    return norm
+
+
+def early_module() -> nn.Module:
+    return Early([("mode", True), ("cache", OrderedDict()), ("width", 2)])
+
+
+def half_linear(n_slots: int) -> nn.Module:
+    return half_built(nn.Linear, SLOT_NAMES[:n_slots], [("in_features", 2), ("cache", {"w": None})], False)
+
+
+def copy_kind(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list:
+    """Clause 1: whether the copy is a new object of exactly the module's type, made without a constructor."""
+    original = make()
+    before = CONSTRUCTED[0]
+    copy = copy_sharing_parameters(original)
+    return [type(copy) is type(original), copy is not original, CONSTRUCTED[0] == before]
+
+
+def copy_keys(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list:
+    """Clause 2: the keys of vars(copy), in order."""
+    original = make()
+    copy = copy_sharing_parameters(original)
+    keys = [plain(key) for key in vars(copy)]
+    return [keys == list(vars(original)), keys]
+
+
+def container_facts(original: nn.Module, copy: object, taken: set[int]) -> list:
+    """Clause 3 for one module: for each container slot the original has, whether the copy's is a new object (none of
+    `taken`), of exactly the same type, with the same keys in the same order."""
+    state = vars(copy)
+    facts = []
+    for name, value in vars(original).items():
+        if name not in CONTAINERS:
+            continue
+        got = state.get(name)
+        if type(value) is set:
+            same = isinstance(got, set) and sorted(map(str, got)) == sorted(value)
+        else:
+            same = isinstance(got, dict) and same_keys([key for key, _ in pairs(got)], value)
+        facts.append([name, id(got) not in taken, type(got) is type(value), same])
+    return facts
+
+
+def tree_containers(root: nn.Module) -> set[int]:
+    return {id(vars(m)[n]) for _, m in walk(root, "root", lenient=True) for n in CONTAINERS if n in vars(m)}
+
+
+def copy_containers(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list:
+    """Clause 3 on the module itself (its children are clause 5's)."""
+    original = make()
+    copy = copy_sharing_parameters(original)
+    return container_facts(original, copy, tree_containers(original))
+
+
+def copy_registered(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list:
+    """Clause 4: whether each parameter and buffer of the copy is the original's object (None: still None), and
+    whether an in-place update of the original's parameters is seen by the copy."""
+    original = make()
+    copy = copy_sharing_parameters(original)
+    state = vars(copy)
+    facts = []
+    for registry in ("_parameters", "_buffers"):
+        got = state.get(registry)
+        for key, value in vars(original)[registry].items():
+            item = dict.get(got, key, "absent") if isinstance(got, dict) else "absent"
+            facts.append([registry, key, item is value])
+    x = torch.linspace(-1.0, 1.0, 6).reshape(3, 2)
+    with torch.no_grad():
+        before = plain(copy(x))
+        for parameter in vars(original)["_parameters"].values():
+            if parameter is not None:
+                parameter.mul_(0.5).add_(0.25)
+        facts.append([before, plain(copy(x)), plain(original(x))])
+    return facts
+
+
+def copy_children(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list:
+    """Clause 5: walking the original's tree and the copy's side by side, for each child place: None stays None; a
+    child is a new module of the same type, one copy per original module (the same copy wherever the original
+    appears), with no container slot of the original tree; and what the copy computes."""
+    original = make()
+    originals = {id(module) for _, module in walk(original, "root", lenient=True)}
+    copy = copy_sharing_parameters(original)
+    taken = tree_containers(original)
+    copy_of: dict[int, object] = {id(original): copy}
+    facts: list = []
+
+    def visit(orig: nn.Module, clone: object, path: str) -> None:
+        children = vars(clone).get("_modules")
+        for key, child in vars(orig)["_modules"].items():
+            place = f"{path}.{key}"
+            got = dict.get(children, key, "absent") if isinstance(children, dict) else "absent"
+            if child is None:
+                facts.append([place, got is None])
+                continue
+            if id(child) in copy_of:
+                facts.append([place, "seen before", got is copy_of[id(child)]])
+                continue
+            copy_of[id(child)] = got
+            new = id(got) not in originals and all(got is not other for other in list(copy_of.values())[:-1])
+            own = all(id(vars(got).get(name)) not in taken for name in vars(child) if name in CONTAINERS)
+            facts.append([place, type(got) is type(child), new, own])
+            visit(child, got, place)
+
+    visit(original, copy, "root")
+    x = torch.linspace(-1.0, 1.0, 6).reshape(3, 2)
+    with torch.no_grad():
+        facts.append(plain(copy(x)))
+    return facts
+
+
+def copy_hooks(copy_sharing_parameters: Callable, make: Callable[[], tuple[nn.Module, CountingHook]]) -> list:
+    """Clause 6: whether each entry of the copy's hook tables and flag tables is the original's object, and whether
+    running the copy calls the original's hook object."""
+    original, hook = make()
+    copy = copy_sharing_parameters(original)
+    state = vars(copy)
+    facts = []
+    for name, table in vars(original).items():
+        if name not in CONTAINERS or name in ("_parameters", "_buffers", "_modules") or type(table) is set:
+            continue
+        got = state.get(name)
+        for key, value in table.items():
+            item = dict.get(got, key, "absent") if isinstance(got, dict) else "absent"
+            facts.append([name, item is value])
+    with torch.no_grad():
+        copy(torch.ones(1, 2))
+    facts.append(list(hook.calls))
+    return facts
+
+
+def copy_others(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list:
+    """Clause 7: whether every entry of vars other than the container slots is the original's object."""
+    original = make()
+    copy = copy_sharing_parameters(original)
+    state = vars(copy)
+    return [
+        [name, state.get(name, "absent") is value] for name, value in vars(original).items() if name not in CONTAINERS
+    ]
+
+
+def copy_leaves_original(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list:
+    """Clause 8: whether the original's whole tree (vars and containers) is as before the copy."""
+    original = make()
+    before = CopyCase.snapshot(original)
+    copy_sharing_parameters(original)
+    return [CopyCase.snapshot(original) == before]
+
+
+def copy_handles(copy_sharing_parameters: Callable) -> list:
+    """Clause 8: a handle made on the original before the copy removes the hook from the original only."""
+    original = nn.Linear(2, 2)
+    handle = original.register_forward_hook(silent_hook)
+    copy = copy_sharing_parameters(original)
+    handle.remove()
+    got = vars(copy).get("_forward_hooks")
+    return [
+        len(vars(original)["_forward_hooks"]),
+        len(got) if isinstance(got, dict) else "not a dict",
+    ]
+
+
 @single_thread
-def observe_copy_hidden(ns: dict) -> list:
-    """The hidden cell: the type of the copy of nn.Linear(2, 2), then for each generated tree whether the copy was
-    built without a constructor and without changing the original, how it relates to the original (structure()),
-    and for a tree that can be called, what behaviour() records."""
+def observe_copy_hidden(ns: dict) -> object:
+    """The hidden cell: fixed cases clause by clause of part 2's contract; then for each generated tree whether the
+    copy was built without a constructor and without changing the original, how it relates to the original
+    (structure()), and for a tree that can be called, what behaviour() records."""
     copy_sharing_parameters = ns.get("copy_sharing_parameters")
-    first_linear = nn.Linear(2, 2)  # kept alive for the whole observation, as the cell keeps its global
-    observations: list = [returns_type(copy_sharing_parameters, nn.Linear, first_linear)]
     if not callable(copy_sharing_parameters):
-        return observations
+        return ["missing", type(copy_sharing_parameters).__name__]
+    first_linear = nn.Linear(2, 2)  # kept alive for the whole observation, as the cell keeps its global
+    f = copy_sharing_parameters
+
+    def case(observe: Callable, make: Callable) -> Callable[[], object]:
+        return lambda: observe(f, make)
+
     cases = CopyCase(copy_sharing_parameters)
     rng = random.Random(COPY_SEED)
     gen = torch.Generator().manual_seed(COPY_SEED)
-    for number in range(1, COPY_CASES + 1):
+
+    def observe_case(number: int) -> list:
         torch.manual_seed(COPY_SEED + number)
         module, width = cases.make_case(rng)
-        try:
-            observations.append(cases.observe(module, width, gen))
-        except Exception as error:  # noqa: BLE001
-            observations.append(raised(error))
-    return observations
+        return cases.observe(module, width, gen)
+
+    return labelled(
+        fixed(1, "nn.Linear(2, 2) gives an nn.Linear", lambda: returns_type(f, nn.Linear, first_linear)),
+        fixed(1, "nn.Linear(2, 3): a new nn.Linear", case(copy_kind, lambda: nn.Linear(2, 3))),
+        fixed(1, "a class whose constructor takes no argument", case(copy_kind, Counted)),
+        fixed(1, "a Sequential holding such a module", case(copy_kind, lambda: nn.Sequential(Counted(), nn.ReLU()))),
+        fixed(1, "such a class made by __new__, no slot", case(copy_kind, lambda: half_built(Counted, [], [], False))),
+        fixed(2, "nn.Linear(2, 2)", case(copy_keys, lambda: nn.Linear(2, 2))),
+        fixed(2, "_compiled_call_impl, which m.compile() stores, is kept", case(copy_keys, compiled_linear)),
+        fixed(2, "attributes set before super().__init__() stay first", case(copy_keys, early_module)),
+        fixed(2, "nn.Linear.__new__ with no slot: nothing added", case(copy_keys, lambda: half_linear(0))),
+        fixed(2, "nn.Linear.__new__ with the first five slots", case(copy_keys, lambda: half_linear(5))),
+        fixed(2, "nn.Linear.__new__ with the first twelve slots", case(copy_keys, lambda: half_linear(12))),
+        fixed(3, "nn.Linear with hooks in every table", case(copy_containers, hooked)),
+        fixed(3, "nn.BatchNorm1d: buffers and a non-persistent one", case(copy_containers, batch_norm)),
+        fixed(3, "a Sequential: its _modules", case(copy_containers, nested_tree)),
+        fixed(3, "nn.Linear.__new__ with the first twelve slots", case(copy_containers, lambda: half_linear(12))),
+        fixed(3, "two hooks in a table, the second prepended: same order", case(copy_containers, prepended)),
+        fixed(3, "children left, right, missing (None): same order", case(copy_containers, lambda: Pair(nn.Tanh()))),
+        fixed(4, "nn.Linear: weight and bias", case(copy_registered, lambda: nn.Linear(2, 2))),
+        fixed(4, "nn.Linear without bias (bias is None)", case(copy_registered, lambda: nn.Linear(2, 2, bias=False))),
+        fixed(4, "nn.BatchNorm1d in eval mode: its buffers", case(copy_registered, batch_norm)),
+        fixed(4, "a None parameter and a None buffer", case(copy_registered, lambda: Pair(nn.Linear(2, 2)))),
+        fixed(5, "a Sequential inside a Sequential", case(copy_children, nested_tree)),
+        fixed(5, "one module in three places, a None child", case(copy_children, shared_tree)),
+        fixed(5, "children with hooks in every table", case(copy_children, lambda: nn.Sequential(hooked(), hooked()))),
+        fixed(6, "hooks in every table, one of them an object", case(copy_hooks, hooked_linear)),
+        fixed(7, "nn.Linear: training, in_features...", case(copy_others, lambda: nn.Linear(2, 2))),
+        fixed(7, "user attributes: a dict, a set, a list, a tensor...", case(copy_others, Holder)),
+        fixed(7, "eval mode and a full backward hook", case(copy_others, lambda: in_eval(with_full_backward_hook()))),
+        fixed(7, "attributes set before super().__init__()", case(copy_others, early_module)),
+        fixed(8, "nn.Linear with hooks in every table", case(copy_leaves_original, hooked)),
+        fixed(8, "one module in three places", case(copy_leaves_original, shared_tree)),
+        fixed(8, "user attributes of every kind", case(copy_leaves_original, Holder)),
+        fixed(8, "nn.Linear.__new__ with the first five slots", case(copy_leaves_original, lambda: half_linear(5))),
+        fixed(8, "a handle of the original still removes the original's hook", lambda: copy_handles(f)),
+        *seeded([[number] for number in range(1, COPY_CASES + 1)], observe_case),
+    )
 
 
 OBSERVERS = {

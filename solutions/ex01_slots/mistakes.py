@@ -87,6 +87,69 @@ CLASSIFY_CRASHES_HALF_INITIALISED = '''def classify_slots(module):
     return groups
 '''
 
+# Right groups, but built in an OrderedDict "to keep the order": a dict subclass, not the plain dict asked for.
+CLASSIFY_RETURNS_ORDERED_DICT = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    slot_groups = {"training": MODE_FLAG, "_is_full_backward_hook": BACKWARD_KIND_FLAG,
+                   "_non_persistent_buffers_set": NON_PERSISTENT_MARKER,
+                   "_parameters": REGISTRY, "_buffers": REGISTRY, "_modules": REGISTRY,
+                   "_forward_hooks_with_kwargs": HOOK_FLAG_TABLE, "_forward_hooks_always_called": HOOK_FLAG_TABLE,
+                   "_forward_pre_hooks_with_kwargs": HOOK_FLAG_TABLE}
+    for name in vars(nn.Module()):
+        slot_groups.setdefault(name, HOOK_TABLE)
+    return OrderedDict((name, slot_groups.get(name, OTHER)) for name in vars(module))
+'''
+
+# Recognises the hook slots by the pattern of their names: right for the seventeen slots, but a user
+# attribute such as `_hooks` or `my_forward_hooks` becomes a "hook table", `extra_with_kwargs` a "hook flag table".
+CLASSIFY_BY_NAME_PATTERN = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    groups = {}
+    for name in vars(module):
+        if name == "training":
+            groups[name] = MODE_FLAG
+        elif name in ("_parameters", "_buffers", "_modules"):
+            groups[name] = REGISTRY
+        elif name == "_non_persistent_buffers_set":
+            groups[name] = NON_PERSISTENT_MARKER
+        elif name == "_is_full_backward_hook":
+            groups[name] = BACKWARD_KIND_FLAG
+        elif name.endswith("_with_kwargs") or name.endswith("_always_called"):
+            groups[name] = HOOK_FLAG_TABLE
+        elif name.endswith("_hooks"):
+            groups[name] = HOOK_TABLE
+        else:
+            groups[name] = OTHER
+    return groups
+'''
+
+# Assumes the seventeen slots are always the first seventeen keys of vars(module), in __init__'s order:
+# true of every fully built module, wrong when attributes come before the slots or only some slots exist.
+CLASSIFY_BY_POSITION = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    in_order = [MODE_FLAG, REGISTRY, REGISTRY, NON_PERSISTENT_MARKER, HOOK_TABLE, HOOK_TABLE,
+                BACKWARD_KIND_FLAG, HOOK_TABLE, HOOK_FLAG_TABLE, HOOK_FLAG_TABLE, HOOK_TABLE,
+                HOOK_FLAG_TABLE, HOOK_TABLE, HOOK_TABLE, HOOK_TABLE, HOOK_TABLE, REGISTRY]
+    return {name: in_order[n] if n < len(in_order) else OTHER for n, name in enumerate(vars(module))}
+'''
+
+# Fills the module's own __dict__ with the answer (groups = vars(module)): the keys and groups come
+# back right, but every attribute of the module is overwritten by the name of its group.
+CLASSIFY_IN_THE_MODULES_DICT = '''def classify_slots(module):
+    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
+    slot_groups = {"training": MODE_FLAG, "_is_full_backward_hook": BACKWARD_KIND_FLAG,
+                   "_non_persistent_buffers_set": NON_PERSISTENT_MARKER,
+                   "_parameters": REGISTRY, "_buffers": REGISTRY, "_modules": REGISTRY,
+                   "_forward_hooks_with_kwargs": HOOK_FLAG_TABLE, "_forward_hooks_always_called": HOOK_FLAG_TABLE,
+                   "_forward_pre_hooks_with_kwargs": HOOK_FLAG_TABLE}
+    for name in vars(nn.Module()):
+        slot_groups.setdefault(name, HOOK_TABLE)
+    groups = vars(module)
+    for name in groups:
+        groups[name] = slot_groups.get(name, OTHER)
+    return groups
+'''
+
 # A correct part 1, written the way a student who read the chapter might.
 CLASSIFY_CORRECT = '''def classify_slots(module):
     """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
@@ -244,6 +307,154 @@ COPY_MUTABLE_DEFAULT_MEMO = '''def copy_sharing_parameters(module, copies={}):
     return clone
 '''
 
+# Calls the class's constructor when it takes no argument (ReLU, Sequential, a user's class), and falls
+# back to __new__ only when that fails: the constructor runs, and builds fresh parameters, for nothing.
+COPY_TRIES_CONSTRUCTOR_FIRST = '''def copy_sharing_parameters(module, _memo=None):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if _memo is None:
+        _memo = {}
+    if id(module) in _memo:
+        return _memo[id(module)]
+    cls = type(module)
+    try:
+        clone = cls()
+    except TypeError:
+        clone = cls.__new__(cls)
+    vars(clone).clear()  # start from an empty __dict__
+    _memo[id(module)] = clone
+    slots = vars(nn.Module())
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
+                     for key, child in value.items()}
+        elif name in slots and isinstance(value, (dict, set)):
+            value = type(value)(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# New containers, but every dict rebuilt with dict(...): the hook tables and flag tables come back as plain
+# dicts instead of OrderedDicts.
+COPY_CONTAINERS_AS_PLAIN_DICTS = '''def copy_sharing_parameters(module, _memo=None):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if _memo is None:
+        _memo = {}
+    if id(module) in _memo:
+        return _memo[id(module)]
+    clone = object.__new__(type(module))
+    _memo[id(module)] = clone
+    slots = vars(nn.Module())
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
+                     for key, child in value.items()}
+        elif name in slots and isinstance(value, dict):
+            value = dict(value)
+        elif name in slots and isinstance(value, set):
+            value = set(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# Deep-copies _parameters and _buffers "to be safe": the copy gets its own tensors, so it no longer shares
+# the weights (an update of the original's parameters is not seen by the copy).
+COPY_DEEPCOPIES_REGISTRIES = '''import copy
+
+
+def copy_sharing_parameters(module, _memo=None):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if _memo is None:
+        _memo = {}
+    if id(module) in _memo:
+        return _memo[id(module)]
+    clone = object.__new__(type(module))
+    _memo[id(module)] = clone
+    slots = vars(nn.Module())
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
+                     for key, child in value.items()}
+        elif name in ("_parameters", "_buffers"):
+            value = copy.deepcopy(value)
+        elif name in slots and isinstance(value, (dict, set)):
+            value = type(value)(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# Deep-copies the hook tables and flag tables so that the copy's hooks are its own: a hook that is an object
+# (a callable class, a bound method) is duplicated instead of shared.
+COPY_DEEPCOPIES_HOOK_TABLES = '''import copy
+
+
+def copy_sharing_parameters(module, _memo=None):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if _memo is None:
+        _memo = {}
+    if id(module) in _memo:
+        return _memo[id(module)]
+    clone = object.__new__(type(module))
+    _memo[id(module)] = clone
+    slots = vars(nn.Module())
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
+                     for key, child in value.items()}
+        elif name in ("_parameters", "_buffers", "_non_persistent_buffers_set"):
+            value = type(value)(value)
+        elif name in slots and isinstance(value, dict):
+            value = copy.deepcopy(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# Copies every dict, set and list it finds in vars(), not only the fifteen container slots: a user's own dict,
+# set or list attribute is no longer shared with the original.
+COPY_COPIES_USER_CONTAINERS = '''def copy_sharing_parameters(module, _memo=None):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if _memo is None:
+        _memo = {}
+    if id(module) in _memo:
+        return _memo[id(module)]
+    clone = object.__new__(type(module))
+    _memo[id(module)] = clone
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
+                     for key, child in value.items()}
+        elif isinstance(value, (dict, set, list)):
+            value = type(value)(value)
+        vars(clone)[name] = value
+    return clone
+'''
+
+# Gives the fresh containers to the original and the old ones to the copy: the two no longer share any, but
+# the original was modified, and a hook handle made on the original now removes the hook from the copy.
+COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = '''def copy_sharing_parameters(module, _memo=None):
+    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
+    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
+    if _memo is None:
+        _memo = {}
+    if id(module) in _memo:
+        return _memo[id(module)]
+    clone = object.__new__(type(module))
+    _memo[id(module)] = clone
+    slots = vars(nn.Module())
+    for name, value in vars(module).items():
+        if name == "_modules":
+            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
+                     for key, child in value.items()}
+        elif name in slots and isinstance(value, (dict, set)):
+            vars(module)[name] = type(value)(value)  # the original gets the new one, the copy keeps the old one
+        vars(clone)[name] = value
+    return clone
+'''
+
 # A correct part 2: recursion with the memo passed along as an extra keyword argument.
 COPY_CORRECT_RECURSIVE = '''def copy_sharing_parameters(module, _memo=None):
     """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
@@ -299,6 +510,10 @@ ANSWERS = {
         "copy_sharing_parameters": COPY_CORRECT_RECURSIVE,
     },
     "classify_crashes_half_initialised": {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED},
+    "classify_returns_ordered_dict": {"classify_slots": CLASSIFY_RETURNS_ORDERED_DICT},
+    "classify_by_name_pattern": {"classify_slots": CLASSIFY_BY_NAME_PATTERN},
+    "classify_by_position": {"classify_slots": CLASSIFY_BY_POSITION},
+    "classify_in_the_modules_dict": {"classify_slots": CLASSIFY_IN_THE_MODULES_DICT},
     "copy_with_copy_copy": {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
     "copy_with_deepcopy": {"copy_sharing_parameters": COPY_WITH_DEEPCOPY},
     "copy_top_level_only": {"copy_sharing_parameters": COPY_TOP_LEVEL_ONLY},
@@ -306,6 +521,12 @@ ANSWERS = {
     "copy_via_getstate": {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
     "copy_shares_flag_tables": {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES},
     "copy_mutable_default_memo": {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO},
+    "copy_tries_constructor_first": {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
+    "copy_containers_as_plain_dicts": {"copy_sharing_parameters": COPY_CONTAINERS_AS_PLAIN_DICTS},
+    "copy_deepcopies_registries": {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
+    "copy_deepcopies_hook_tables": {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
+    "copy_copies_user_containers": {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
+    "copy_new_containers_for_the_original": {"copy_sharing_parameters": COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL},
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
     "alternative_correct": {
         "classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
@@ -375,10 +596,91 @@ EXPECTED = {
         "test_copy_visible": 2,
         "test_copy_hidden": 0,
     },
+    "classify_returns_ordered_dict": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "classify_by_name_pattern": {
+        "test_classify_slots_visible": 2,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "classify_by_position": {
+        "test_classify_slots_visible": 2,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "classify_in_the_modules_dict": {
+        "test_classify_slots_visible": 2,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "copy_tries_constructor_first": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 0,
+    },
+    "copy_containers_as_plain_dicts": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "copy_deepcopies_registries": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 0,
+        "test_copy_hidden": 0,
+    },
+    "copy_deepcopies_hook_tables": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 0,
+    },
+    "copy_copies_user_containers": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 0,
+    },
+    "copy_new_containers_for_the_original": {
+        "test_classify_slots_visible": 0,
+        "test_classify_slots_hidden": 0,
+        "test_copy_visible": 2,
+        "test_copy_hidden": 0,
+    },
     "alternative_correct": {
         "test_classify_slots_visible": 2,
         "test_classify_slots_hidden": 4,
         "test_copy_visible": 2,
         "test_copy_hidden": 4,
+    },
+}
+
+# test grade_id -> {clause of the part's contract: the scripted student whose answer breaks that clause alone}.
+BREAKS = {
+    "test_classify_slots_hidden": {
+        1: "classify_returns_ordered_dict",
+        2: "flag_tables_as_hook_tables",
+        3: "classify_by_name_pattern",
+        4: "classify_by_position",
+        5: "classify_in_the_modules_dict",
+    },
+    "test_copy_hidden": {
+        1: "copy_tries_constructor_first",
+        2: "copy_via_getstate",
+        3: "copy_containers_as_plain_dicts",
+        4: "copy_deepcopies_registries",
+        5: "copy_forgets_shared_submodule",
+        6: "copy_deepcopies_hook_tables",
+        7: "copy_copies_user_containers",
+        8: "copy_new_containers_for_the_original",
     },
 }

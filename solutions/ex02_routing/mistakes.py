@@ -289,6 +289,253 @@ PREDICT_SETATTR_ON_BARE_TWIN = '''def predict_setattr(module, name, value):
     return "attribute"
 '''
 
+# Reasons right, but returns the exception class itself (KeyError) where the contract asks for its name
+# ("KeyError").
+PREDICT_RETURNS_EXCEPTION_CLASS = '''def predict_setattr(module, name, value):
+    """Say what setattr(module, name, value) would do, without doing it."""
+    state = vars(module)
+    params = state.get("_parameters")
+    buffers = state.get("_buffers")
+    modules = state.get("_modules")
+
+    def on_class(attr):
+        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
+        return any(attr in vars(klass) for klass in type(module).__mro__)
+
+    def bad_name(attr):
+        return "." in attr or attr == ""
+
+    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
+    if isinstance(value, nn.Parameter):
+        if params is None:
+            return AttributeError  # cannot assign parameters before Module.__init__() call
+        if bad_name(name):
+            return KeyError
+        if name not in params and on_class(name):
+            return KeyError  # attribute 'name' already exists
+        if value.grad_fn is not None:
+            return ValueError  # cannot assign a non-leaf tensor to a parameter
+        return "parameter"
+    # 2. The name of a parameter slot: only None may go there, and the slot stays.
+    if params is not None and name in params:
+        return "parameter" if value is None else TypeError
+    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
+    if isinstance(value, nn.Module):
+        return AttributeError if modules is None else "submodule"
+    # 4. The name of a child-module slot: only None may go there.
+    if modules is not None and name in modules:
+        return "submodule" if value is None else TypeError
+    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
+    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
+        if value is not None and not isinstance(value, torch.Tensor):
+            return TypeError
+        if buffers is None:
+            return AttributeError  # cannot assign buffer before Module.__init__() call
+        if bad_name(name):
+            return KeyError
+        if name not in buffers and hasattr(module, name):
+            return KeyError  # attribute 'name' already exists (nothing was cleared first)
+        if isinstance(value, nn.Buffer):
+            persistent = value.persistent
+        else:
+            persistent = name not in state["_non_persistent_buffers_set"]
+        return "buffer" if persistent else "non-persistent buffer"
+    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
+    for klass in type(module).__mro__:
+        if name in vars(klass):
+            attr = vars(klass)[name]
+            if isinstance(attr, property) and attr.fset is None:
+                return AttributeError  # a property without a setter
+            break
+    return "attribute"
+'''
+
+# Checks the names already registered (parameter, submodule, buffer) before looking at a Module value: a module
+# assigned to a submodule's or a buffer's name is predicted refused (TypeError), but the Module branch comes
+# first and replaces it.
+PREDICT_BUFFER_NAME_BEFORE_MODULE = '''def predict_setattr(module, name, value):
+    """Say what setattr(module, name, value) would do, without doing it."""
+    state = vars(module)
+    params = state.get("_parameters")
+    buffers = state.get("_buffers")
+    modules = state.get("_modules")
+
+    def on_class(attr):
+        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
+        return any(attr in vars(klass) for klass in type(module).__mro__)
+
+    def bad_name(attr):
+        return "." in attr or attr == ""
+
+    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
+    if isinstance(value, nn.Parameter):
+        if params is None:
+            return "AttributeError"  # cannot assign parameters before Module.__init__() call
+        if bad_name(name):
+            return "KeyError"
+        if name not in params and on_class(name):
+            return "KeyError"  # attribute 'name' already exists
+        if value.grad_fn is not None:
+            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
+        return "parameter"
+    # 2. The name of a parameter slot: only None may go there, and the slot stays.
+    if params is not None and name in params:
+        return "parameter" if value is None else "TypeError"
+    # 4. The name of a child-module slot: only None may go there.
+    if modules is not None and name in modules:
+        return "submodule" if value is None else "TypeError"
+    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
+    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
+        if value is not None and not isinstance(value, torch.Tensor):
+            return "TypeError"
+        if buffers is None:
+            return "AttributeError"  # cannot assign buffer before Module.__init__() call
+        if bad_name(name):
+            return "KeyError"
+        if name not in buffers and hasattr(module, name):
+            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
+        if isinstance(value, nn.Buffer):
+            persistent = value.persistent
+        else:
+            persistent = name not in state["_non_persistent_buffers_set"]
+        return "buffer" if persistent else "non-persistent buffer"
+    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
+    if isinstance(value, nn.Module):
+        return "AttributeError" if modules is None else "submodule"
+    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
+    for klass in type(module).__mro__:
+        if name in vars(klass):
+            attr = vars(klass)[name]
+            if isinstance(attr, property) and attr.fset is None:
+                return "AttributeError"  # a property without a setter
+            break
+    return "attribute"
+'''
+
+# Takes every property for read-only: a property with a setter is predicted to refuse the assignment
+# (AttributeError), but object.__setattr__ calls its setter.
+PREDICT_EVERY_PROPERTY_READ_ONLY = '''def predict_setattr(module, name, value):
+    """Say what setattr(module, name, value) would do, without doing it."""
+    state = vars(module)
+    params = state.get("_parameters")
+    buffers = state.get("_buffers")
+    modules = state.get("_modules")
+
+    def on_class(attr):
+        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
+        return any(attr in vars(klass) for klass in type(module).__mro__)
+
+    def bad_name(attr):
+        return "." in attr or attr == ""
+
+    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
+    if isinstance(value, nn.Parameter):
+        if params is None:
+            return "AttributeError"  # cannot assign parameters before Module.__init__() call
+        if bad_name(name):
+            return "KeyError"
+        if name not in params and on_class(name):
+            return "KeyError"  # attribute 'name' already exists
+        if value.grad_fn is not None:
+            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
+        return "parameter"
+    # 2. The name of a parameter slot: only None may go there, and the slot stays.
+    if params is not None and name in params:
+        return "parameter" if value is None else "TypeError"
+    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
+    if isinstance(value, nn.Module):
+        return "AttributeError" if modules is None else "submodule"
+    # 4. The name of a child-module slot: only None may go there.
+    if modules is not None and name in modules:
+        return "submodule" if value is None else "TypeError"
+    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
+    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
+        if value is not None and not isinstance(value, torch.Tensor):
+            return "TypeError"
+        if buffers is None:
+            return "AttributeError"  # cannot assign buffer before Module.__init__() call
+        if bad_name(name):
+            return "KeyError"
+        if name not in buffers and hasattr(module, name):
+            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
+        if isinstance(value, nn.Buffer):
+            persistent = value.persistent
+        else:
+            persistent = name not in state["_non_persistent_buffers_set"]
+        return "buffer" if persistent else "non-persistent buffer"
+    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
+    for klass in type(module).__mro__:
+        if name in vars(klass):
+            attr = vars(klass)[name]
+            if isinstance(attr, property):
+                return "AttributeError"  # a property without a setter
+            break
+    return "attribute"
+'''
+
+# Right predictions, but mimics the Parameter branch's clearing on the module itself: a Parameter
+# assigned over a plain attribute, a buffer or a submodule removes that entry from the real module.
+PREDICT_CLEARS_FOR_REAL = '''def predict_setattr(module, name, value):
+    """Say what setattr(module, name, value) would do, without doing it."""
+    state = vars(module)
+    params = state.get("_parameters")
+    buffers = state.get("_buffers")
+    modules = state.get("_modules")
+
+    def on_class(attr):
+        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
+        return any(attr in vars(klass) for klass in type(module).__mro__)
+
+    def bad_name(attr):
+        return "." in attr or attr == ""
+
+    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
+    if isinstance(value, nn.Parameter):
+        if params is None:
+            return "AttributeError"  # cannot assign parameters before Module.__init__() call
+        if bad_name(name):
+            return "KeyError"
+        for registry in (state, buffers, modules):  # the Parameter branch clears the name everywhere else first
+            registry.pop(name, None)
+        if name not in params and on_class(name):
+            return "KeyError"  # attribute 'name' already exists
+        if value.grad_fn is not None:
+            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
+        return "parameter"
+    # 2. The name of a parameter slot: only None may go there, and the slot stays.
+    if params is not None and name in params:
+        return "parameter" if value is None else "TypeError"
+    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
+    if isinstance(value, nn.Module):
+        return "AttributeError" if modules is None else "submodule"
+    # 4. The name of a child-module slot: only None may go there.
+    if modules is not None and name in modules:
+        return "submodule" if value is None else "TypeError"
+    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
+    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
+        if value is not None and not isinstance(value, torch.Tensor):
+            return "TypeError"
+        if buffers is None:
+            return "AttributeError"  # cannot assign buffer before Module.__init__() call
+        if bad_name(name):
+            return "KeyError"
+        if name not in buffers and hasattr(module, name):
+            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
+        if isinstance(value, nn.Buffer):
+            persistent = value.persistent
+        else:
+            persistent = name not in state["_non_persistent_buffers_set"]
+        return "buffer" if persistent else "non-persistent buffer"
+    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
+    for klass in type(module).__mro__:
+        if name in vars(klass):
+            attr = vars(klass)[name]
+            if isinstance(attr, property) and attr.fset is None:
+                return "AttributeError"  # a property without a setter
+            break
+    return "attribute"
+'''
+
 # A correct part 1, organised around "which registry holds the name now".
 PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
     """Say what setattr(module, name, value) would do, without doing it."""
@@ -544,6 +791,59 @@ FIND_SKIPS_REGISTERED_OBJECTS = '''def find_unregistered_tensors(module):
     return sorted(found)
 '''
 
+# Finds the right places but returns them in the order it met them, not sorted with sorted().
+FIND_UNSORTED = '''def find_unregistered_tensors(module):
+    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
+    slots = set(vars(nn.Module()))  # the 17 names nn.Module.__init__ writes: registries, hook tables, flags
+    found = []
+
+    def visit(item, where):
+        if isinstance(item, torch.Tensor):  # Parameters and nn.Buffer-tagged tensors included
+            found.append(where)
+        elif isinstance(item, nn.Module):
+            return  # a module held outside _modules is not walked
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                visit(inner, f"{where}[{key!r}]")
+        elif isinstance(item, (list, tuple)):
+            for index, inner in enumerate(item):
+                visit(inner, f"{where}[{index}]")
+
+    # named_modules() follows _modules only, yields a shared submodule once, and skips None entries.
+    for prefix, submodule in module.named_modules():
+        for name, item in vars(submodule).items():  # vars(): no getattr, no property, no __getattr__
+            if name not in slots:
+                visit(item, f"{prefix}.{name}" if prefix else name)
+    return found
+'''
+
+# Takes every name that starts with an underscore for a slot: a plain attribute such as `_buffers_old`
+# or `_cache` is never looked into.
+FIND_SKIPS_PRIVATE_NAMES = '''def find_unregistered_tensors(module):
+    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
+    slots = set(vars(nn.Module()))  # the 17 names nn.Module.__init__ writes: registries, hook tables, flags
+    found = []
+
+    def visit(item, where):
+        if isinstance(item, torch.Tensor):  # Parameters and nn.Buffer-tagged tensors included
+            found.append(where)
+        elif isinstance(item, nn.Module):
+            return  # a module held outside _modules is not walked
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                visit(inner, f"{where}[{key!r}]")
+        elif isinstance(item, (list, tuple)):
+            for index, inner in enumerate(item):
+                visit(inner, f"{where}[{index}]")
+
+    # named_modules() follows _modules only, yields a shared submodule once, and skips None entries.
+    for prefix, submodule in module.named_modules():
+        for name, item in vars(submodule).items():  # vars(): no getattr, no property, no __getattr__
+            if not name.startswith("_"):  # the slots are the private names
+                visit(item, f"{prefix}.{name}" if prefix else name)
+    return sorted(found)
+'''
+
 # A correct part 2: its own depth-first walk over _modules with a set of visited modules.
 FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
     """Sorted qualified names of the tensors that the module tree holds outside its registries."""
@@ -597,6 +897,12 @@ ANSWERS = {
         "find_unregistered_tensors": FIND_CORRECT_OWN_WALK,
     },
     "predict_setattr_on_bare_twin": {"predict_setattr": PREDICT_SETATTR_ON_BARE_TWIN},
+    "predict_returns_exception_class": {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
+    "predict_buffer_name_before_module": {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
+    "predict_every_property_read_only": {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
+    "predict_clears_for_real": {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
+    "find_unsorted": {"find_unregistered_tensors": FIND_UNSORTED},
+    "find_skips_private_names": {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
     "find_with_getattr": {
         "predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
         "find_unregistered_tensors": FIND_WITH_GETATTR,
@@ -643,5 +949,34 @@ EXPECTED = {
     "find_quotes_keys_by_hand": _points(0, 0, 0, 0),
     "find_exact_types": _points(0, 0, 2, 0),
     "find_skips_registered_objects": _points(0, 0, 2, 0),
+    "predict_returns_exception_class": _points(0, 0, 0, 0),
+    "predict_buffer_name_before_module": _points(0, 0, 0, 0),
+    "predict_every_property_read_only": _points(2, 0, 0, 0),
+    "predict_clears_for_real": _points(0, 0, 0, 0),
+    "find_unsorted": _points(0, 0, 0, 0),
+    "find_skips_private_names": _points(0, 0, 2, 0),
     "alternative_correct": _points(2, 4, 2, 4),
+}
+
+# test grade_id -> {clause of the part's contract: the scripted student whose answer breaks that clause alone}.
+BREAKS = {
+    "test_predict_setattr_hidden": {
+        1: "predict_returns_exception_class",
+        2: "predict_hasattr_before_clearing",
+        3: "predict_module_before_parameter",
+        4: "predict_buffer_name_before_module",
+        5: "predict_persistence_from_set",
+        6: "predict_every_property_read_only",
+        7: "predict_clears_for_real",
+        8: "predict_setattr_on_bare_twin",
+    },
+    "test_find_unregistered_tensors_hidden": {
+        1: "find_unsorted",
+        2: "find_breadth_first",
+        3: "find_skips_private_names",
+        4: "find_exact_types",
+        5: "find_quotes_keys_by_hand",
+        6: "find_skips_registered_objects",
+        7: "find_with_getattr",
+    },
 }
