@@ -761,6 +761,12 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
         model[4].training = torch.tensor(False)
         return model
 
+    def look_alike():
+        model = nn.Sequential(nn.Linear(2, 2), nn.Module(), nn.BatchNorm1d(2)).eval()
+        model[1].register_buffer("running_mean", torch.zeros(2))
+        model[1].track_running_stats = True  # a plain module that looks like a norm layer is not a _NormBase
+        return model
+
     def shared_norm():
         shared = nn.BatchNorm1d(2)
         return Fork(nn.Sequential(shared), Residual(nn.Sequential(nn.Dropout(0.2), shared)))
@@ -880,6 +886,9 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
         fixed(2, "flags assigned by hand (1, 'yes', None, 0, 'False', a tensor) become real bools", flags(by_hand)),
         fixed(2, "a BatchNorm1d registered under two parents is frozen", flags(shared_norm)),
         fixed(2, "a child registered as None is skipped", flags(none_child)),
+        fixed(
+            2, "a plain module with running_mean and track_running_stats, not a _NormBase, trains", flags(look_alike)
+        ),
         fixed(
             3,
             "a norm layer's own Dropout and Sequential, training before: they still train",

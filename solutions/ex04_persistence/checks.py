@@ -348,6 +348,8 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
         fixed(3, "version 2 with a running_mean: kept", others(v2, "", 2, (), ["running_mean"])),
         fixed(3, "version 3 with a steps: kept", others(v3, "", 3, (), ["steps"])),
         fixed(3, "version 1 with an unknown key 'bogus': kept", others(v1, "", 1, (), ["bogus"])),
+        fixed(3, "version 1 with 'running_mean_old': kept, not renamed", others(v1, "", 1, (), ["running_mean_old"])),
+        fixed(3, "version 1 with an unknown key 'count_steps': kept", others(v1, "", 1, (), ["count_steps"])),
         fixed(
             3,
             "version None at '1.norm.' with '1.norm.count': kept",
@@ -817,6 +819,26 @@ def explain_fixed(explain_incompatibility: object) -> list:
         checkpoint = OrderedDict([("module.scale", torch.ones(2)), ("module.mask", torch.ones(3))])
         return model, checkpoint
 
+    def empty_model_wrapped_checkpoint():
+        return nn.Sequential(), nn.DataParallel(nn.Linear(2, 2)).state_dict()
+
+    def both_wrapped():
+        return nn.DataParallel(nn.Linear(2, 3)), nn.DataParallel(nn.Linear(2, 4)).state_dict()
+
+    def flip_beside_missing():
+        model = leaf(("mask", (3,), "non-persistent buffer"), ("ema", (3,), "buffer"))
+        return model, {"mask": torch.ones(3)}
+
+    def renamed_top_level():
+        return leaf(("gamma", (2,), "parameter"), ("delta", (3,), "parameter")), {
+            "beta": torch.zeros(2),
+            "delta": torch.zeros(3),
+        }
+
+    def moved_deeper():
+        model = nn.ModuleDict({"enc": nn.ModuleDict({"proj": nn.Linear(2, 3, bias=False)})})
+        return model, {"fc.weight": torch.zeros(3, 2)}
+
     def renamed_buffer():
         model = nn.ModuleDict({"norm": leaf(("mean", (4,), "buffer"))})
         return model, {"norm.running_mean": torch.zeros(4)}
@@ -905,6 +927,16 @@ def explain_fixed(explain_incompatibility: object) -> list:
             view(partly_wrapped),
         ),
         fixed(1, "an empty checkpoint: no prefix", view(empty_checkpoint)),
+        fixed(
+            1,
+            "a model without keys, a checkpoint saved through nn.DataParallel: no prefix",
+            view(empty_model_wrapped_checkpoint),
+        ),
+        fixed(
+            1,
+            "nn.DataParallel model and checkpoint, one shape changed: no prefix, keys spelled with 'module.'",
+            view(both_wrapped, ("module prefix", "shape mismatch")),
+        ),
         fixed(2, "a Linear(2, 3) and the checkpoint of a Linear(2, 4)", view(wider, ("shape mismatch",))),
         fixed(
             2,
@@ -918,6 +950,11 @@ def explain_fixed(explain_incompatibility: object) -> list:
             view(wrapped_mismatch, ("shape mismatch",)),
         ),
         fixed(3, "a non-persistent buffer 'mask' saved in the checkpoint", view(saved_mask, ("persistence flip",))),
+        fixed(
+            3,
+            "a flip beside a missing key of its shape: still a flip",
+            view(flip_beside_missing, ("persistence flip",)),
+        ),
         fixed(3, "a nested non-persistent buffer '1.count' of shape ()", view(nested_count, ("persistence flip",))),
         fixed(
             3,
@@ -930,6 +967,8 @@ def explain_fixed(explain_incompatibility: object) -> list:
             view(wrapped_flip, ("persistence flip",)),
         ),
         fixed(4, "norm.running_mean saved for norm.mean", view(renamed_buffer, ("renamed key",))),
+        fixed(4, "two top-level keys of one shape: beta saved for gamma", view(renamed_top_level, ("renamed key",))),
+        fixed(4, "fc.weight for enc.proj.weight: another depth, no candidate", view(moved_deeper, ("renamed key",))),
         fixed(4, "a module renamed in place: enc.fc for enc.proj", view(renamed_module, ("renamed key",))),
         fixed(
             4,
