@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
 
-from grader.observing import in_turn, numbers, plain
+from grader.observing import fixed, in_turn, kind_of, labelled, numbers, plain, seeded
 
 
 def boolean(value: object) -> object:
@@ -149,11 +149,221 @@ def flag_object(module: nn.Module) -> object:
     return state["training"] if "training" in state else state["_parameters"].get("training")
 
 
-def observe_modes_hidden(ns: dict) -> list:
-    module_modes = ns.get("module_modes")
+def entries(result: object) -> object:
+    """The entries of a result of module_modes whatever dict class it is (clause 1 judges the class): its keys in
+    order, each value as a flag."""
+    if not isinstance(result, dict):
+        return {"not a dict": type(result).__name__}
+    return [[plain(name), boolean(flag)] for name, flag in dict.items(result)]
 
-    def first():
-        return type(module_modes(nn.Sequential(nn.Linear(2, 2)))) is dict
+
+def outcome(call: object) -> object:
+    """What a call of module_modes did, as clause 4 judges it: returned, or raised an exception of which class."""
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001
+        return ["raises", kind_of(error)]
+    return ["returns"]
+
+
+def naming(call: object, name: str) -> object:
+    """Whether the message of the exception a call raises (of any class) contains repr(name), as clause 5 asks."""
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001
+        return ["raises", repr(name) in str(error)]
+    return ["returns"]
+
+
+def keeping(model: nn.Module, call: object) -> bool:
+    """Whether every module keeps the very flag object it had (clause 6), whether the call returns or raises."""
+    flags = [(module, flag_object(module)) for module in model.modules()]
+    try:
+        call()
+    except Exception:  # noqa: BLE001, S110 - raising is allowed here, changing a flag is not
+        pass
+    return all(flag_object(module) is flag for module, flag in flags)
+
+
+def three_levels() -> nn.Module:
+    """A model three levels deep, built fresh for every case: 0, 1, 1.0, 1.1, 1.1.0, 1.1.1, 2."""
+    return nn.Sequential(
+        nn.Linear(2, 2),
+        nn.Sequential(nn.Dropout(0.5), nn.Sequential(nn.BatchNorm1d(2), nn.ReLU())),
+        nn.Linear(2, 2),
+    )
+
+
+def with_flag(model: nn.Module, path: str, flag: object) -> nn.Module:
+    (model if path == "" else model.get_submodule(path)).training = flag
+    return model
+
+
+def modes_fixed(module_modes: object) -> list:
+    def result_type(build):
+        return lambda: kind_of(module_modes(build()))
+
+    def two_calls():
+        model = three_levels()
+        first, second = module_modes(model), module_modes(model)
+        return [type(first) is dict, type(second) is dict, first is not second]
+
+    def listed(build):
+        return lambda: entries(module_modes(build()))
+
+    def mixed():
+        model = three_levels().eval()
+        model[1].train()
+        model[1][1][0].training = False
+        return model
+
+    def keys_unsorted():
+        model = ModesHolder([nn.Linear(2, 2)], {})
+        model.named = nn.ModuleDict({"enc": nn.Sequential(nn.ReLU()), "dec": nn.Dropout(0.5).eval()})
+        return model
+
+    def eleven():
+        model = nn.Sequential(*[nn.Dropout(0.5) for _ in range(11)])
+        model[9].eval()
+        return model
+
+    def deep():
+        model = nn.Sequential(nn.Sequential(nn.Sequential(nn.Sequential(nn.Dropout(0.5))))).eval()
+        model[0].train()
+        model[0][0].eval()
+        model[0][0][0].train()
+        model[0][0][0][0].eval()
+        return model
+
+    def tied():
+        model = Tied()
+        model.encoder.eval()
+        return model
+
+    def shared_under_two_parents():
+        shared = nn.Dropout(0.5).eval()
+        return nn.Sequential(nn.Sequential(nn.Linear(2, 2), shared), nn.Sequential(shared, nn.ReLU()))
+
+    def shared_container():
+        block = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5).eval())
+        return ModesFork(block, nn.Sequential(block))
+
+    def none_child():
+        model = ModesHolder([nn.ReLU()], {"a": nn.Dropout(0.5).eval()})
+        inner = nn.Sequential(nn.Linear(2, 2))
+        inner.register_module("gone", None)
+        model.listed.append(inner)
+        return model
+
+    def raising(flag, path="1.1.0"):
+        return lambda: outcome(lambda: module_modes(with_flag(three_levels(), path, flag)))
+
+    def named(build, name):
+        return lambda: naming(lambda: module_modes(build()), name)
+
+    def two_bad():
+        model = three_levels()
+        model[1][1][0].training = "yes"
+        model[2].training = None
+        return model
+
+    def bad_after_good_then_shallow():
+        model = nn.Sequential(nn.Sequential(nn.ReLU(), nn.Sequential(nn.Dropout(0.5))), nn.Linear(2, 2))
+        model[1].training = 0.0
+        model[0][1][0].training = "False"
+        return model
+
+    def bad_shared():
+        shared = nn.Dropout(0.5)
+        shared.training = ""
+        return nn.Sequential(nn.Sequential(nn.ReLU(), shared), shared)
+
+    def bad_in_dict():
+        model = keys_unsorted()
+        model.named["dec"].training = None
+        return model
+
+    def kept(build):
+        def run():
+            model = build()
+            return keeping(model, lambda: module_modes(model))
+
+        return run
+
+    return [
+        fixed(
+            1,
+            "a one-Linear Sequential: the result is exactly a dict",
+            result_type(lambda: nn.Sequential(nn.Linear(2, 2))),
+        ),
+        fixed(1, "a model three levels deep: the result is exactly a dict", result_type(three_levels)),
+        fixed(1, "a model holding a ModuleList and a ModuleDict: exactly a dict", result_type(keys_unsorted)),
+        fixed(1, "two calls on one model: two new dicts, not the model's own", two_calls),
+        fixed(2, "a single Dropout without children: one entry, '' for the root", listed(lambda: nn.Dropout(0.1))),
+        fixed(2, "a model three levels deep, all training", listed(three_levels)),
+        fixed(2, "a model three levels deep in eval mode", listed(lambda: three_levels().eval())),
+        fixed(2, "modes mixed at three levels (root eval, '1' training, '1.1.0' eval)", listed(mixed)),
+        fixed(2, "a ModuleDict whose keys are not in alphabetical order ('enc' before 'dec')", listed(keys_unsorted)),
+        fixed(2, "a Sequential of eleven children: '10' comes after '9'", listed(eleven)),
+        fixed(2, "a Dropout four levels deep, modes alternating by level", listed(deep)),
+        fixed(3, "a Linear registered as encoder and decoder: once, under 'encoder'", listed(tied)),
+        fixed(
+            3, "a Dropout shared by two Sequentials: once, under its first name '0.1'", listed(shared_under_two_parents)
+        ),
+        fixed(3, "a Sequential shared by two parents: it and its children once", listed(shared_container)),
+        fixed(3, "children registered as None are skipped", listed(none_child)),
+        fixed(4, "the flag 1 on '1.1.0' raises TypeError", raising(1)),
+        fixed(4, "the flag 0 on '1.1.0' raises TypeError", raising(0)),
+        fixed(4, "the flag 1.0 on '1.1.0' raises TypeError", raising(1.0)),
+        fixed(4, "the flag 'yes' on '1.1.0' raises TypeError", raising("yes")),
+        fixed(4, "the flag 'False' on '1.1.0' raises TypeError", raising("False")),
+        fixed(4, "the flag None on '1.1.0' raises TypeError", raising(None)),
+        fixed(4, "the flag torch.tensor(True) on '1.1.0' raises TypeError", raising(torch.tensor(True))),
+        fixed(
+            4,
+            "a Parameter assigned as the flag of '1.0' raises TypeError",
+            raising(nn.Parameter(torch.ones(())), "1.0"),
+        ),
+        fixed(4, "the flag 0 on the root raises TypeError", raising(0, "")),
+        fixed(
+            5,
+            "the flag 'yes' on '1.1.0': the message contains '1.1.0' in quotes",
+            named(lambda: with_flag(three_levels(), "1.1.0", "yes"), "1.1.0"),
+        ),
+        fixed(
+            5,
+            "the flag None on the root: the message contains ''",
+            named(lambda: with_flag(three_levels(), "", None), ""),
+        ),
+        fixed(5, "bad flags on '1.1.0' then on '2': the message names '1.1.0'", named(two_bad, "1.1.0")),
+        fixed(
+            5,
+            "bad flags on the shallow '1' and the deeper '0.1.0', which comes first",
+            named(bad_after_good_then_shallow, "0.1.0"),
+        ),
+        fixed(5, "a bad flag on a module registered twice: its first name '0.1'", named(bad_shared, "0.1")),
+        fixed(5, "the flag None on a ModuleDict entry: 'named.dec'", named(bad_in_dict, "named.dec")),
+        fixed(6, "modes mixed at three levels: every flag kept", kept(mixed)),
+        fixed(6, "a model in eval mode: every flag kept", kept(lambda: three_levels().eval())),
+        fixed(
+            6, "raising for 'yes' on '1.1.0': every flag kept", kept(lambda: with_flag(three_levels(), "1.1.0", "yes"))
+        ),
+        fixed(6, "raising for None on the root: every flag kept", kept(lambda: with_flag(three_levels(), "", None))),
+        fixed(
+            6,
+            "raising for a tensor flag on '2': the same tensor kept",
+            kept(lambda: with_flag(three_levels(), "2", torch.tensor(True))),
+        ),
+        fixed(
+            6,
+            "raising for a Parameter flag on '1.0': still registered",
+            kept(lambda: with_flag(three_levels(), "1.0", nn.Parameter(torch.ones(())))),
+        ),
+    ]
+
+
+def observe_modes_hidden(ns: dict) -> dict:
+    module_modes = ns.get("module_modes")
 
     def case(_, model, pool):
         # The name the message of the TypeError must contain (the test's condition), when some flag is not a bool.
@@ -170,7 +380,10 @@ def observe_modes_hidden(ns: dict) -> list:
 
     rng = Random(MODES_SEED)
     cases = sorted((modes_case(rng) for _ in range(MODES_CASES)), key=lambda item: item[0])
-    return [*in_turn([[]], first), *in_turn(cases, case)]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(MODES_SEED)
+        fixed_cases = modes_fixed(module_modes)
+    return labelled(*fixed_cases, *seeded(cases, case))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -398,12 +611,340 @@ def snapshot(module: nn.Module) -> dict:
     return state
 
 
-def observe_frozen_hidden(ns: dict) -> list:
-    train_with_frozen_norm_stats = ns.get("train_with_frozen_norm_stats")
+class CountsTrain(nn.Module):
+    """A custom module that overrides train(): each call is recorded (clause 6: the function must not call it)."""
 
-    def first():
-        model = nn.Sequential(nn.Linear(2, 2))
-        return train_with_frozen_norm_stats(model) is model
+    def __init__(self, inner: nn.Module):
+        super().__init__()
+        self.inner = inner
+        self.calls = []
+
+    def train(self, mode=True):
+        self.calls.append(mode)
+        return super().train(mode)
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+class NormCountsTrain(nn.BatchNorm1d):
+    """A stat-keeping norm layer that overrides train() (eval() calls it too)."""
+
+    def __init__(self, channels):
+        super().__init__(channels)
+        self.calls = []
+
+    def train(self, mode=True):
+        self.calls.append(mode)
+        return super().train(mode)
+
+
+def registered(model: nn.Module) -> list:
+    """The registered modules of a case, taken before the call (the submission may change what modules() yields)."""
+    return [module for _, module in model.named_modules()]
+
+
+def flags_of(modules: list) -> list:
+    return [boolean(vars(module).get("training")) for module in modules]
+
+
+def kept_state(modules: list) -> list:
+    """What clause 3 keeps (everything but the flags), compared with a copy taken before: per module, its other
+    attributes, its parameters (same objects, values and requires_grad) and its buffers (same values)."""
+    before = [
+        (
+            module,
+            snapshot(module),
+            [(name, p, p.detach().clone(), p.requires_grad) for name, p in vars(module)["_parameters"].items()],
+            [(name, None if b is None else b.clone()) for name, b in vars(module)["_buffers"].items()],
+        )
+        for module in modules
+    ]
+
+    def after() -> list:
+        seen = []
+        for module, state, parameters, buffers in before:
+            now_parameters = vars(module)["_parameters"]
+            now_buffers = vars(module)["_buffers"]
+            seen.append(
+                [
+                    snapshot(module) == state,
+                    list(now_parameters) == [name for name, *_ in parameters]
+                    and all(
+                        now_parameters[name] is p
+                        and (p is None or (p.requires_grad == grad and torch.equal(p.detach(), value)))
+                        for name, p, value, grad in parameters
+                    ),
+                    list(now_buffers) == [name for name, _ in buffers]
+                    and all(
+                        (value is None and now_buffers[name] is None)
+                        or (isinstance(now_buffers[name], torch.Tensor) and torch.equal(now_buffers[name], value))
+                        for name, value in buffers
+                    ),
+                ]
+            )
+        return seen
+
+    return after
+
+
+def with_statistics(model: nn.Module) -> nn.Module:
+    """Stored statistics that are not the initial ones, in every stat-keeping norm layer of a case."""
+    with torch.no_grad():
+        for module in model.modules():
+            if stat_keeping(module):
+                module.running_mean.uniform_(-1.0, 1.0)
+                module.running_var.uniform_(0.5, 2.0)
+                module.num_batches_tracked.fill_(7)
+    return model
+
+
+def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
+    def returned(build):
+        def run():
+            model = build()
+            return train_with_frozen_norm_stats(model) is model
+
+        return run
+
+    def flags(build, watch=registered):
+        def run():
+            model = build()
+            modules = watch(model)
+            train_with_frozen_norm_stats(model)
+            return flags_of(modules)
+
+        return run
+
+    def flat():
+        model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Dropout(0.5), nn.Linear(8, 8), nn.LayerNorm(8))
+        return model.eval()
+
+    def nested():
+        return nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Dropout(0.5), nn.Sequential(nn.BatchNorm1d(2)))).eval()
+
+    def instance_norms():
+        return nn.Sequential(
+            nn.InstanceNorm1d(2, track_running_stats=True),
+            nn.InstanceNorm1d(2),
+            nn.InstanceNorm2d(2, affine=True, track_running_stats=True),
+            nn.InstanceNorm3d(2),
+        )
+
+    def batch_norms():
+        return nn.Sequential(
+            nn.BatchNorm2d(2),
+            nn.BatchNorm3d(2),
+            nn.SyncBatchNorm(2),
+            nn.LazyBatchNorm1d(),
+            nn.LazyInstanceNorm1d(track_running_stats=True),
+        )
+
+    def untracked():
+        return nn.Sequential(
+            nn.BatchNorm1d(2, track_running_stats=False), nn.SyncBatchNorm(2, track_running_stats=False)
+        )
+
+    def subclasses():
+        return nn.Sequential(ScaledBatchNorm(2, True), ScaledBatchNorm(2, False), As2d(nn.BatchNorm2d(2)))
+
+    def never_keeping():
+        return nn.Sequential(nn.LayerNorm(2), nn.GroupNorm(1, 2), nn.RMSNorm(2), nn.LocalResponseNorm(2)).eval()
+
+    def by_hand():
+        model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2), nn.Dropout(0.5), nn.BatchNorm1d(2), nn.ReLU())
+        model.training = 1
+        model[0].training = "yes"
+        model[1].training = None
+        model[2].training = 0
+        model[3].training = "False"
+        model[4].training = torch.tensor(False)
+        return model
+
+    def look_alike():
+        model = nn.Sequential(nn.Linear(2, 2), nn.Module(), nn.BatchNorm1d(2)).eval()
+        model[1].register_buffer("running_mean", torch.zeros(2))
+        model[1].track_running_stats = True  # a plain module that looks like a norm layer is not a _NormBase
+        return model
+
+    def shared_norm():
+        shared = nn.BatchNorm1d(2)
+        return Fork(nn.Sequential(shared), Residual(nn.Sequential(nn.Dropout(0.2), shared)))
+
+    def none_child():
+        model = nn.Sequential(nn.Dropout(0.5), nn.BatchNorm1d(2)).eval()
+        model.register_module("absent", None)
+        return model
+
+    def own_children(track, mode):
+        def build():
+            norm = NormWithChildren(2, track, nn.Dropout(0.5), nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.2)))
+            return nn.Sequential(nn.Linear(3, 3), norm).train(mode)
+
+        return build
+
+    def norm_in_norm():
+        outer = NormWithChildren(2, True, nn.Dropout(0.5), nn.Linear(3, 3))
+        outer.drop = NormWithChildren(2, True, nn.Dropout(0.2), nn.Linear(3, 3))
+        return nn.Sequential(outer).eval()
+
+    def helpers(model):
+        return model.helpers + list(model.extra.values()) + list(model.pair)
+
+    def holder(mode):
+        def build():
+            model = Holder([nn.Dropout(0.5)], {"a": nn.BatchNorm1d(2)}).train(mode)
+            model.helpers.append(nn.BatchNorm1d(2))
+            model.extra = {"drop": nn.Dropout(0.5).eval(), "norm": nn.BatchNorm1d(2)}
+            model.pair = (nn.Dropout(0.5), nn.Linear(2, 2).eval())
+            return model
+
+        return build
+
+    def state(build):
+        def run():
+            model = build()
+            after = kept_state(registered(model))
+            train_with_frozen_norm_stats(model)
+            return after()
+
+        return run
+
+    def frozen_weight():
+        model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2), nn.Linear(2, 2)).eval()
+        model[0].weight.requires_grad_(False)
+        model[1].bias.requires_grad_(False)
+        return with_statistics(model)
+
+    def momenta():
+        model = nn.Sequential(nn.BatchNorm1d(2, momentum=0.1), nn.BatchNorm1d(2, momentum=None))
+        model.append(nn.InstanceNorm1d(2, momentum=0.3, track_running_stats=True))
+        return with_statistics(model.eval())
+
+    def statistics():
+        model = nn.Sequential(nn.BatchNorm1d(2), nn.Sequential(nn.InstanceNorm1d(2, track_running_stats=True)))
+        return with_statistics(model)
+
+    def hooked():
+        model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2), nn.Dropout(0.5))
+        model[1].register_forward_hook(lambda module, args, out: None)
+        model[0].register_forward_pre_hook(lambda module, args: None)
+        model[2].register_full_backward_hook(lambda module, grad_in, grad_out: None)
+        model.note = "fine-tune"
+        model[1].eps = 1e-3
+        return with_statistics(model)
+
+    def unset_affine():
+        return with_statistics(nn.Sequential(nn.BatchNorm1d(2, affine=False), nn.InstanceNorm1d(2)))
+
+    def calls(build):
+        def run():
+            model = build()
+            watched = [module for module in model.modules() if isinstance(module, (CountsTrain, NormCountsTrain))]
+            for module in watched:
+                module.calls.clear()  # the calls made while the case was built
+            train_with_frozen_norm_stats(model)
+            return [list(module.calls) for module in watched]
+
+        return run
+
+    def parameter_flag(build, path):
+        def run():
+            model = build()
+            target = model if path == "" else model.get_submodule(path)
+            target.training = nn.Parameter(torch.ones(()))
+            modules = registered(model)
+            before = [flag_object(module) for module in modules]
+            try:
+                train_with_frozen_norm_stats(model)
+            except Exception as error:  # noqa: BLE001
+                happened = ["raises", kind_of(error)]
+            else:
+                happened = ["returns"]
+            return [happened, [flag_object(module) is flag for module, flag in zip(modules, before, strict=True)]]
+
+        return run
+
+    return [
+        fixed(
+            1, "a one-Linear Sequential: the model itself comes back", returned(lambda: nn.Sequential(nn.Linear(2, 2)))
+        ),
+        fixed(1, "a model with a BatchNorm1d in eval mode: the model itself", returned(flat)),
+        fixed(1, "a BatchNorm1d as the root: the layer itself", returned(lambda: nn.BatchNorm1d(2))),
+        fixed(1, "a Fork sharing a BatchNorm1d: the model itself", returned(shared_norm)),
+        fixed(2, "the visible test's model in eval mode: only the BatchNorm1d stays in eval", flags(flat)),
+        fixed(2, "a BatchNorm1d nested two levels deep", flags(nested)),
+        fixed(2, "InstanceNorm with running statistics frozen, without them training", flags(instance_norms)),
+        fixed(2, "BatchNorm2d/3d, SyncBatchNorm and the Lazy norm layers are frozen", flags(batch_norms)),
+        fixed(2, "BatchNorm1d and SyncBatchNorm with track_running_stats=False train", flags(untracked)),
+        fixed(
+            2,
+            "subclasses of BatchNorm1d, with and without statistics, and a BatchNorm2d in a wrapper",
+            flags(subclasses),
+        ),
+        fixed(2, "LayerNorm, GroupNorm, RMSNorm and LocalResponseNorm train", flags(never_keeping)),
+        fixed(2, "flags assigned by hand (1, 'yes', None, 0, 'False', a tensor) become real bools", flags(by_hand)),
+        fixed(2, "a BatchNorm1d registered under two parents is frozen", flags(shared_norm)),
+        fixed(2, "a child registered as None is skipped", flags(none_child)),
+        fixed(
+            2, "a plain module with running_mean and track_running_stats, not a _NormBase, trains", flags(look_alike)
+        ),
+        fixed(
+            3,
+            "a norm layer's own Dropout and Sequential, training before: they still train",
+            flags(own_children(True, True)),
+        ),
+        fixed(
+            3, "a norm layer's own Dropout and Sequential, in eval before: they train", flags(own_children(True, False))
+        ),
+        fixed(3, "a norm layer without statistics and its own children: all train", flags(own_children(False, False))),
+        fixed(
+            3,
+            "a norm layer registered inside another norm layer: both frozen, their children train",
+            flags(norm_in_norm),
+        ),
+        fixed(
+            4,
+            "modules in a plain list, dict and tuple of a training model keep their flags",
+            flags(holder(True), helpers),
+        ),
+        fixed(
+            4,
+            "modules in a plain list, dict and tuple of an eval model keep their flags",
+            flags(holder(False), helpers),
+        ),
+        fixed(5, "a frozen weight and a frozen bias stay frozen, no parameter replaced", state(frozen_weight)),
+        fixed(5, "momentum 0.1, None and 0.3 kept", state(momenta)),
+        fixed(5, "stored running statistics and num_batches_tracked kept", state(statistics)),
+        fixed(5, "hooks, eps and a custom attribute kept", state(hooked)),
+        fixed(5, "norm layers without affine parameters or statistics keep their None entries", state(unset_affine)),
+        fixed(
+            6,
+            "a root that overrides train(): the override is not called",
+            calls(lambda: CountsTrain(nn.Dropout(0.5)).eval()),
+        ),
+        fixed(
+            6,
+            "a child that overrides train(): not called",
+            calls(lambda: nn.Sequential(nn.Linear(2, 2), CountsTrain(nn.ReLU()))),
+        ),
+        fixed(
+            6,
+            "a BatchNorm1d subclass that overrides train(): not called",
+            calls(lambda: nn.Sequential(NormCountsTrain(2))),
+        ),
+        fixed(
+            7,
+            "a Parameter as the flag of the BatchNorm1d at '1.1.0': TypeError, no flag changed",
+            parameter_flag(nested, "1.1.0"),
+        ),
+        fixed(7, "a Parameter as the flag of the root: TypeError, no flag changed", parameter_flag(flat, "")),
+        fixed(7, "a Parameter as the flag of a Dropout after a BatchNorm1d", parameter_flag(flat, "2")),
+    ]
+
+
+def observe_frozen_hidden(ns: dict) -> dict:
+    train_with_frozen_norm_stats = ns.get("train_with_frozen_norm_stats")
 
     def case(_, model, pool, shape):
         x = torch.randn(3, *shape, generator=gen)  # drawn in the test's order whatever the call does
@@ -460,7 +1001,10 @@ def observe_frozen_hidden(ns: dict) -> list:
             rng = Random(FROZEN_SEED)
             cases = [*(frozen_case(rng, gen) for _ in range(FROZEN_CASES)), *hand_built(rng, gen)]
             cases.sort(key=lambda item: item[0])
-            return [*in_turn([[]], first), *in_turn(cases, case)]
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(FROZEN_SEED + 1)
+                fixed_cases = frozen_fixed(train_with_frozen_norm_stats)
+            return labelled(*fixed_cases, *seeded(cases, case))
     finally:
         torch.set_num_threads(threads)
 
@@ -470,4 +1014,25 @@ OBSERVERS = {
     "test_module_modes_hidden": observe_modes_hidden,
     "test_frozen_visible": observe_frozen_visible,
     "test_frozen_hidden": observe_frozen_hidden,
+}
+
+# hidden test grade_id -> {number of a rule of its part's contract in the notebook: a short name of that rule}.
+CLAUSES = {
+    "test_module_modes_hidden": {
+        1: "a new plain dict",
+        2: "one entry per module, named_modules() order, qualified name -> flag",
+        3: "a shared module once under its first name, None children skipped",
+        4: "TypeError for any flag that is not a bool",
+        5: "the message names the first such module, as repr writes it",
+        6: "only reads: every flag object kept, returning or raising",
+    },
+    "test_frozen_hidden": {
+        1: "returns the model itself",
+        2: "stat-keeping norm layers False, every other module True, as real bools",
+        3: "a norm layer's own submodules follow rule 2",
+        4: "unregistered modules left alone",
+        5: "nothing else changes",
+        6: "no train() or eval() called",
+        7: "a Parameter flag: TypeError before changing anything",
+    },
 }

@@ -105,6 +105,69 @@ MODES_CORRECT_OWN_WALK = '''def module_modes(model):
     return modes
 '''
 
+# Returns an OrderedDict "to be sure the order is kept": the right entries, but not a plain dict.
+MODES_ORDERED_DICT = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    from collections import OrderedDict
+
+    modes = OrderedDict()
+    for name, module in model.named_modules():
+        if type(module.training) is not bool:
+            raise TypeError(f"the training flag of {name!r} is not a bool")
+        modes[name] = module.training
+    return modes
+'''
+
+# Checks every flag in named_modules() order, then returns the entries sorted by name "for readability":
+# 'dec' before 'enc', '10' before '2'.
+MODES_SORTED_NAMES = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    modes = {}
+    for name, module in model.named_modules():
+        if type(module.training) is not bool:
+            raise TypeError(f"the training flag of {name!r} is not a bool")
+        modes[name] = module.training
+    return dict(sorted(modes.items()))
+'''
+
+# Tests `flag not in (True, False)`: 1, 0, 1.0, a tensor and a Parameter compare equal to a bool and pass;
+# only 'yes', 'False', '' and None are reported.
+MODES_IN_TRUE_FALSE = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    modes = {}
+    for name, module in model.named_modules():
+        if module.training not in (True, False):
+            raise TypeError(f"the training flag of {name!r} is {module.training!r}, not a bool")
+        modes[name] = module.training
+    return modes
+'''
+
+# Reports a bad flag with the right TypeError, but first "repairs" it to False so the model stays usable:
+# the model is changed (and a Parameter flag makes the repair itself raise).
+MODES_REPAIRS_BEFORE_RAISING = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    modes = {}
+    for name, module in model.named_modules():
+        flag = module.training
+        if type(flag) is not bool:
+            module.training = False
+            raise TypeError(f"the training flag of {name!r} was {flag!r}, not a bool; it is now False")
+        modes[name] = flag
+    return modes
+'''
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: train_with_frozen_norm_stats
 # ---------------------------------------------------------------------------------------------------------
@@ -208,17 +271,127 @@ FROZEN_RECURSIVE_TRAIN_WITH_MEMO = '''def train_with_frozen_norm_stats(model):
     return model
 '''
 
-# A correct part 2 in two passes: train() everything, then switch exactly the stat-keeping norm layers,
-# recognised by their running_mean buffer, one flag at a time.
-FROZEN_CORRECT_TWO_PASSES = '''def train_with_frozen_norm_stats(model):
+FROZEN_HEADER = '''def train_with_frozen_norm_stats(model):
     """Put every module of model in training mode, except the stat-keeping norm layers, which go to
     evaluation mode; return model."""
-    model.train()
+'''
+
+# The check of rule 7 that the answers below share (each of them gets some other rule wrong).
+PRECHECK = """    for module in model.modules():
+        if "training" in module._parameters:
+            raise TypeError("a training flag is a Parameter: it cannot be set")
+"""
+
+# A correct part 2 in two passes: every flag True, then exactly the stat-keeping norm layers switched, recognised
+# by their running_mean buffer, one flag at a time (no train() or eval(), which recurse and may be overridden).
+FROZEN_CORRECT_TWO_PASSES = (
+    FROZEN_HEADER
+    + """    if any("training" in module._parameters for module in model.modules()):
+        raise TypeError("a module has a Parameter as its training flag")
+    for module in model.modules():
+        module.training = True
     for module in model.modules():
         if isinstance(module, _NormBase) and module.running_mean is not None:
             module.training = False  # not module.eval(): that would reach the module's own children too
     return model
-'''
+"""
+)
+
+# Right flags, but calls model.train() for the first pass: a module's own train() override runs (rule 6).
+FROZEN_TRAIN_THEN_SWITCH = (
+    FROZEN_HEADER
+    + PRECHECK
+    + """    model.train()
+    for module in model.modules():
+        if isinstance(module, _NormBase) and module.track_running_stats:
+            module.training = False
+    return model
+"""
+)
+
+# Sets every flag right, one at a time, and forgets to return the model (rule 1).
+FROZEN_RETURNS_NOTHING = (
+    FROZEN_HEADER
+    + PRECHECK
+    + """    for module in model.modules():
+        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
+"""
+)
+
+# Recognises the BatchNorm family only, flag by flag: an InstanceNorm with running statistics keeps training.
+FROZEN_BATCHNORM_FAMILY_ONLY = (
+    FROZEN_HEADER
+    + PRECHECK
+    + """    for module in model.modules():
+        frozen = isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats
+        module.training = not frozen
+    return model
+"""
+)
+
+# Freezes the whole subtree of each stat-keeping norm layer, flag by flag: the layer's own Dropout stops dropping.
+FROZEN_FREEZES_SUBTREE = (
+    FROZEN_HEADER
+    + PRECHECK
+    + """    for module in model.modules():
+        module.training = True
+    for module in model.modules():
+        if isinstance(module, _NormBase) and module.track_running_stats:
+            for inner in module.modules():
+                inner.training = False
+    return model
+"""
+)
+
+# Its own walk over every attribute, lists, tuples and dicts included "to be thorough": modules that are not
+# registered (kept in a plain list) are switched too.
+FROZEN_WALKS_ATTRIBUTES = (
+    FROZEN_HEADER
+    + PRECHECK
+    + """    seen = set()
+
+    def visit(value):
+        if isinstance(value, nn.Module):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            value.training = not (isinstance(value, _NormBase) and value.track_running_stats)
+            for attribute in vars(value).values():
+                visit(attribute)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+
+    visit(model)
+    return model
+"""
+)
+
+# Right flags, then "makes sure every parameter learns": a parameter frozen on purpose requires grad again.
+FROZEN_SETS_REQUIRES_GRAD = (
+    FROZEN_HEADER
+    + PRECHECK
+    + """    for module in model.modules():
+        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
+    for parameter in model.parameters():
+        if not parameter.requires_grad:
+            parameter.requires_grad_(True)
+    return model
+"""
+)
+
+# Sets each flag as it walks, without checking first: a Parameter flag raises TypeError half way, after the
+# modules before it were switched (rule 7).
+FROZEN_SETS_BEFORE_CHECKING = (
+    FROZEN_HEADER
+    + """    for module in model.modules():
+        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
+    return model
+"""
+)
 
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
@@ -241,6 +414,17 @@ ANSWERS = {
     "frozen_ignores_track_running_stats": {"train_with_frozen_norm_stats": FROZEN_IGNORES_TRACK_RUNNING_STATS},
     "frozen_batchnorm_only": {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_ONLY},
     "frozen_eval_recurses": {"train_with_frozen_norm_stats": FROZEN_EVAL_RECURSES},
+    "modes_ordered_dict": {"module_modes": MODES_ORDERED_DICT},
+    "modes_sorted_names": {"module_modes": MODES_SORTED_NAMES},
+    "modes_in_true_false": {"module_modes": MODES_IN_TRUE_FALSE},
+    "modes_repairs_before_raising": {"module_modes": MODES_REPAIRS_BEFORE_RAISING},
+    "frozen_train_then_switch": {"train_with_frozen_norm_stats": FROZEN_TRAIN_THEN_SWITCH},
+    "frozen_returns_nothing": {"train_with_frozen_norm_stats": FROZEN_RETURNS_NOTHING},
+    "frozen_batchnorm_family_only": {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_FAMILY_ONLY},
+    "frozen_freezes_subtree": {"train_with_frozen_norm_stats": FROZEN_FREEZES_SUBTREE},
+    "frozen_walks_attributes": {"train_with_frozen_norm_stats": FROZEN_WALKS_ATTRIBUTES},
+    "frozen_sets_requires_grad": {"train_with_frozen_norm_stats": FROZEN_SETS_REQUIRES_GRAD},
+    "frozen_sets_before_checking": {"train_with_frozen_norm_stats": FROZEN_SETS_BEFORE_CHECKING},
     "frozen_recursive_train_with_memo": {
         "module_modes": MODES_NO_TYPE_CHECK,
         "train_with_frozen_norm_stats": FROZEN_RECURSIVE_TRAIN_WITH_MEMO,
@@ -332,6 +516,72 @@ EXPECTED = {
         "test_frozen_visible": 0,
         "test_frozen_hidden": 0,
     },
+    "modes_ordered_dict": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "modes_sorted_names": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "modes_in_true_false": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "modes_repairs_before_raising": {
+        "test_module_modes_visible": 2,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_train_then_switch": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_returns_nothing": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_batchnorm_family_only": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_freezes_subtree": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 0,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_walks_attributes": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_sets_requires_grad": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
+    "frozen_sets_before_checking": {
+        "test_module_modes_visible": 0,
+        "test_module_modes_hidden": 0,
+        "test_frozen_visible": 2,
+        "test_frozen_hidden": 0,
+    },
     "frozen_recursive_train_with_memo": {
         "test_module_modes_visible": 2,
         "test_module_modes_hidden": 0,
@@ -343,5 +593,27 @@ EXPECTED = {
         "test_module_modes_hidden": 4,
         "test_frozen_visible": 2,
         "test_frozen_hidden": 4,
+    },
+}
+
+
+# hidden test grade_id -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
+BREAKS = {
+    "test_module_modes_hidden": {
+        1: "modes_ordered_dict",
+        2: "modes_sorted_names",
+        3: "modes_shared_twice",
+        4: "modes_in_true_false",
+        5: "modes_error_without_name",
+        6: "modes_repairs_before_raising",
+    },
+    "test_frozen_hidden": {
+        1: "frozen_returns_nothing",
+        2: "frozen_batchnorm_family_only",
+        3: "frozen_freezes_subtree",
+        4: "frozen_walks_attributes",
+        5: "frozen_sets_requires_grad",
+        6: "frozen_train_then_switch",
+        7: "frozen_sets_before_checking",
     },
 }

@@ -85,6 +85,53 @@ MIGRATE_DROPS_STEPS_ALWAYS = '''def migrate_state_dict(state_dict, prefix, versi
     return migrated
 '''
 
+# Renames running_mean for version 1 only: a checkpoint that lost its metadata (version None) keeps running_mean.
+MIGRATE_RENAMES_ONLY_VERSION_1 = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    migrated = OrderedDict(state_dict)
+    if version == 1 and prefix + "running_mean" in migrated:
+        migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
+    if version is None or version < 3:
+        migrated.pop(prefix + "steps", None)
+    return migrated
+'''
+
+# Treats version 2 as current ("release 2 already has mean"): a version-2 checkpoint keeps its steps.
+MIGRATE_SKIPS_VERSION_2 = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    migrated = OrderedDict(state_dict)
+    if version is None or version == 1:
+        if prefix + "running_mean" in migrated:
+            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
+        migrated.pop(prefix + "steps", None)
+    return migrated
+'''
+
+# Clones every value "to be safe": the right keys and values, but no longer the checkpoint's own tensors.
+MIGRATE_CLONES_VALUES = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    migrated = OrderedDict((key, value.clone()) for key, value in state_dict.items())
+    if version is None or version < 2:
+        if prefix + "running_mean" in migrated:
+            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
+    if version is None or version < 3:
+        migrated.pop(prefix + "steps", None)
+    return migrated
+'''
+
+# Returns the checkpoint itself when there is nothing to migrate (version 3): not a new dict.
+MIGRATE_RETURNS_CURRENT_AS_IS = '''def migrate_state_dict(state_dict, prefix, version):
+    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
+    if version == 3:
+        return state_dict  # already in the current layout
+    migrated = OrderedDict(state_dict)
+    if version is None or version < 2:
+        if prefix + "running_mean" in migrated:
+            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
+    migrated.pop(prefix + "steps", None)
+    return migrated
+'''
+
 # A correct part 1, written as a table of renames (None meaning: drop the key).
 MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
     """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
@@ -242,6 +289,37 @@ EXPLAIN_LOADS_INTO_MODEL = _variant(
 """,
 )
 
+# Compares the number of elements instead of the shape: a transposed weight or a () saved as (1,) is no mismatch.
+EXPLAIN_COMPARES_SIZES = _variant(
+    EXPLAIN_STEPWISE,
+    "            if checkpoint_shapes[key] != model_shapes[model_key]:",
+    "            if torch.Size(checkpoint_shapes[key]).numel() != torch.Size(model_shapes[model_key]).numel():",
+)
+
+# Counts a model key as matched only when the shapes agree: a key with a shape mismatch is also reported missing.
+EXPLAIN_MISMATCH_ALSO_MISSING = _variant(
+    EXPLAIN_STEPWISE,
+    "            matched.add(model_key)",
+    """            if checkpoint_shapes[key] == model_shapes[model_key]:
+                matched.add(model_key)""",
+)
+
+# Sorts by kind only: within a kind, the findings stay in the order they were found.
+EXPLAIN_SORTS_BY_KIND_ONLY = _variant(
+    EXPLAIN_STEPWISE,
+    '(KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or "")',
+    'KINDS.index(item["kind"])',
+)
+
+# Returns None when there is nothing to report, instead of an empty list.
+EXPLAIN_NONE_WHEN_NOTHING = _variant(
+    EXPLAIN_STEPWISE,
+    """    return findings
+""",
+    """    return findings or None
+""",
+)
+
 # A correct part 2 written differently: the non-persistent keys from named_buffers(), the pairs from counts.
 EXPLAIN_CORRECT_NAMED_BUFFERS = '''def explain_incompatibility(model, state_dict):
     """What stops state_dict from loading strictly into model: a sorted list of findings ([] if nothing)."""
@@ -319,6 +397,16 @@ ANSWERS = {
     "explain_ignores_flips": {"explain_incompatibility": EXPLAIN_IGNORES_FLIPS},
     "explain_mutates_checkpoint": {"explain_incompatibility": EXPLAIN_MUTATES_CHECKPOINT},
     "explain_loads_into_model": {"explain_incompatibility": EXPLAIN_LOADS_INTO_MODEL},
+    "migration_renames_only_version_1": {"migrate_state_dict": MIGRATE_RENAMES_ONLY_VERSION_1},
+    "migration_skips_version_2": {"migrate_state_dict": MIGRATE_SKIPS_VERSION_2},
+    "migration_clones_values": {"migrate_state_dict": MIGRATE_CLONES_VALUES},
+    "migration_returns_current_as_is": {"migrate_state_dict": MIGRATE_RETURNS_CURRENT_AS_IS},
+    "explain_ignores_model_side_prefix": {"explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
+    "explain_compares_sizes": {"explain_incompatibility": EXPLAIN_COMPARES_SIZES},
+    "explain_greedy_renames": {"explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
+    "explain_mismatch_also_missing": {"explain_incompatibility": EXPLAIN_MISMATCH_ALSO_MISSING},
+    "explain_sorts_by_kind_only": {"explain_incompatibility": EXPLAIN_SORTS_BY_KIND_ONLY},
+    "explain_none_when_nothing": {"explain_incompatibility": EXPLAIN_NONE_WHEN_NOTHING},
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
     "alternative_correct": {
         "migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
@@ -347,5 +435,38 @@ EXPECTED = {
     "explain_ignores_flips": _points(0, 0, 0, 0),
     "explain_mutates_checkpoint": _points(0, 0, 0, 0),
     "explain_loads_into_model": _points(0, 0, 0, 0),
+    "migration_renames_only_version_1": _points(2, 0, 0, 0),
+    "migration_skips_version_2": _points(0, 0, 0, 0),
+    "migration_clones_values": _points(0, 0, 0, 0),
+    "migration_returns_current_as_is": _points(2, 0, 0, 0),
+    "explain_ignores_model_side_prefix": _points(0, 0, 2, 0),
+    "explain_compares_sizes": _points(0, 0, 2, 0),
+    "explain_greedy_renames": _points(0, 0, 2, 0),
+    "explain_mismatch_also_missing": _points(0, 0, 0, 0),
+    "explain_sorts_by_kind_only": _points(0, 0, 2, 0),
+    "explain_none_when_nothing": _points(0, 0, 0, 0),
     "alternative_correct": _points(2, 4, 2, 4),
+}
+
+
+# hidden test grade_id -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
+BREAKS = {
+    "test_migrate_hidden": {
+        1: "migration_renames_only_version_1",
+        2: "migration_skips_version_2",
+        3: "migration_drops_steps_always",
+        4: "migration_clones_values",
+        5: "migration_mutates_caller",
+        6: "migration_returns_current_as_is",
+    },
+    "test_explain_hidden": {
+        1: "explain_ignores_model_side_prefix",
+        2: "explain_compares_sizes",
+        3: "explain_ignores_flips",
+        4: "explain_greedy_renames",
+        5: "explain_mismatch_also_missing",
+        6: "explain_sorts_by_kind_only",
+        7: "explain_loads_into_model",
+        8: "explain_none_when_nothing",
+    },
 }
