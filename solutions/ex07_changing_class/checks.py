@@ -221,10 +221,11 @@ def stacked() -> nn.Module:
 
 
 def in_the_middle() -> nn.Module:
-    """A BatchNorm and a Block whose parametrized tensor comes before other keys (buffers, a child's) in
-    state_dict(), and a submodule named "original"."""
+    """A BatchNorm and a Block whose parametrized tensors come after other keys (buffers, a child's) in state_dict(),
+    a buffer state_dict() leaves out (persistent=False), and a submodule named "original"."""
     norm, block = nn.BatchNorm1d(3), Block()
     norm(torch.randn(4, 3))
+    block.register_buffer("mask", torch.ones(3), persistent=False)
     parametrize.register_parametrization(norm, "weight", Scaled(2.0))
     parametrize.register_parametrization(block, "scale", Symmetric())
     return nn.Sequential(norm, block, nn.ModuleDict({"original": nn.Linear(3, 3)}))
@@ -294,7 +295,7 @@ def export_fixed(export: object) -> list:
         fixed(3, "parametrizations on the root module", case(parametrized_root, exported_values)),
         fixed(
             3,
-            "a BatchNorm's buffers and a Block's parameters next to parametrized ones",
+            "buffers and parameters next to parametrized ones; a non-persistent buffer left out",
             case(in_the_middle, exported_values),
         ),
         fixed(3, "a parametrized weight that does not require grad", case(frozen, exported_values)),
