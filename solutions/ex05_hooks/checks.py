@@ -13,7 +13,21 @@ from collections import OrderedDict
 import torch
 from torch import nn
 
-from grader.observing import approx, attempt, data, exact, in_turn, kind_of, plain, raised, walk, whole
+from grader.observing import (
+    approx,
+    attempt,
+    data,
+    exact,
+    fixed,
+    in_turn,
+    kind_of,
+    labelled,
+    plain,
+    raised,
+    seeded,
+    walk,
+    whole,
+)
 
 HOOK_TABLES = (
     "_forward_pre_hooks",
@@ -395,20 +409,397 @@ def record_play(record_activations: object, model: nn.Module, names: object, pla
     return seen
 
 
-def observe_record_hidden(ns: dict) -> list:
-    record_activations = ns.get("record_activations")
+def fresh(build: object) -> object:
+    """A fixed case's body with torch's generator seeded first: each case draws the same numbers whatever the cases
+    before it did."""
 
-    def first():
-        with record_activations(nn.Sequential(nn.Linear(2, 2)), ["0"]) as records:
+    def run() -> object:
+        torch.manual_seed(0)
+        LOG.clear()
+        return build()
+
+    return run
+
+
+def shared_chain(between: nn.Module | None = None) -> nn.Module:
+    """nn.Sequential(shared, nn.ReLU(), shared) (or another module between): "0" and "2" are one module."""
+    shared = nn.Linear(2, 2)
+    return nn.Sequential(shared, nn.ReLU() if between is None else between, shared)
+
+
+def own_hooks(module: nn.Module, name: str) -> None:
+    """Hooks a module already has: a forward hook that doubles the output, one that runs first (prepend) and one with
+    kwargs that is always called, a forward pre-hook and a full backward hook; all but the first log their calls."""
+    module.register_forward_hook(lambda module, args, output: output * 2)
+    module.register_forward_hook(lambda module, args, output: LOG.append(f"first {name}"), prepend=True)
+    module.register_forward_hook(
+        lambda module, args, kwargs, output: LOG.append(f"kwargs {name}"), with_kwargs=True, always_call=True
+    )
+    module.register_forward_pre_hook(lambda module, args: LOG.append(f"pre {name}"))
+    module.register_full_backward_hook(lambda module, grad_input, grad_output: LOG.append(f"backward {name}"))
+
+
+def with_own_hooks(model: nn.Module, *paths: str) -> nn.Module:
+    for path in paths:
+        own_hooks(model.get_submodule(path), path)
+    return model
+
+
+class Listed(nn.Module):
+    """Returns a list: [a tensor, None]."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> list:
+        return [self.linear(x), None]
+
+
+class TopTwo(nn.Module):
+    """Returns torch.return_types.topk, a named tuple."""
+
+    def forward(self, x: torch.Tensor) -> tuple:
+        return (x * 3).topk(2)
+
+
+class Parallel(nn.Module):
+    """One submodule called twice in one forward pass, on two inputs, neither call feeding the other."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared = nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.shared(x) + 10 * self.shared(2 * x)
+
+
+def given(records: object) -> object:
+    """The result dict as the block gives it: exactly a dict, its keys in order, each value's class and length."""
+    if type(records) is not dict:
+        return ["not a dict", kind_of(records)]
+    return [
+        [plain(name), kind_of(value), len(value) if type(value) is list else None] for name, value in records.items()
+    ]
+
+
+def forward_hooks_added(before: dict, model: nn.Module) -> list:
+    """How many entries each module's _forward_hooks gained since before (modules that gained none left out)."""
+    return [
+        [path, len(vars(module)["_forward_hooks"]) - len(before[path]["_forward_hooks"][2])]
+        for path, module in walk(model)
+        if len(vars(module)["_forward_hooks"]) != len(before[path]["_forward_hooks"][2])
+    ]
+
+
+def record_starting(record_activations: object, model: nn.Module, names: object) -> dict:
+    """Clause 1: start a block and leave it at once: what it gave, how many forward hooks each module gained, the
+    exception it raised, whether the body ran and what it left behind."""
+    before = snapshot(model)
+    seen: dict = {"body ran": False, "error": None}
+    try:
+        with record_activations(model, names) as records:
+            seen["body ran"] = True
+            seen["given"] = given(records)
+            seen["hooks added"] = forward_hooks_added(before, model)
+    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
+        seen["error"] = raised(error)
+    seen["left"] = differences(before, snapshot(model))
+    return seen
+
+
+def record_twice(record_activations: object) -> list:
+    """Clause 1: two blocks on one model give two new dicts; the second starts empty, the first keeps its entry."""
+    model = nn.Sequential(nn.Linear(2, 2))
+    x = torch.randn(3, 2)
+    with record_activations(model, ["0"]) as first:
+        model(x)
+    with record_activations(model, ["0"]) as second:
+        seen = [given(first), given(second)]
+    return [*seen, first is not second, type(first) is dict and type(second) is dict and first["0"] is not second["0"]]
+
+
+def record_inside(record_activations: object, model: nn.Module, names: object) -> list:
+    """Clause 2: how each table of the model changed while the block runs (the hook's place, its options)."""
+    before = snapshot(model)
+    with record_activations(model, names):
+        return changes(before, model)
+
+
+def recorded_values(record_activations: object, model: nn.Module, names: object, x: torch.Tensor) -> object:
+    """Clause 2: the values a block records over one forward pass (shape and values only)."""
+    with record_activations(model, names) as records:
+        model(x)
+    if type(records) is not dict:
+        return ["not a dict", kind_of(records)]
+    return [
+        [plain(name), [data(item) for item in entries] if type(entries) is list else kind_of(entries)]
+        for name, entries in records.items()
+    ]
+
+
+def recorded(record_activations: object, model: nn.Module, names: object, inputs: list) -> object:
+    """Clause 3: the entries a block records over some forward passes (a ForwardError caught inside the body)."""
+    with record_activations(model, names) as records:
+        for x in inputs:
+            try:
+                model(x)
+            except ForwardError:
+                pass
+    return records_seen(records)
+
+
+def watched(record_activations: object, model: nn.Module, names: object, x: torch.Tensor) -> list:
+    """Clause 4: the model's output, the gradients of a weighted sum and the model's own hooks' calls, in a block."""
+    params = list(model.parameters())
+    with record_activations(model, names):
+        out = model(x)
+        seen = [data(out), out.requires_grad]
+        weights = torch.randn(out.shape)
+        grads = torch.autograd.grad((out * weights).sum(), params + [x], allow_unused=True)
+    return [*seen, grads_data(grads), list(LOG)]
+
+
+def record_leaving(
+    record_activations: object, model: nn.Module, names: object, inputs: list, body_raises: bool
+) -> dict:
+    """Clause 5: leave a block normally or by an exception: the exception that came out, the tables left, how many
+    entries the dict kept, and how many after one more forward pass and which of the model's own hooks it ran."""
+    before = snapshot(model)
+    body_error = BodyError("the body raises on purpose")
+    records, caught = None, None
+    try:
+        with record_activations(model, names) as records:
+            for x in inputs:
+                model(x)
+            if body_raises:
+                raise body_error
+    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
+        caught = error
+    seen = {"error": error_seen(caught, {"body_error": body_error}), "left": differences(before, snapshot(model))}
+
+    def lengths() -> object:
+        if type(records) is not dict:
+            return kind_of(records)
+        return [[plain(name), len(entries) if type(entries) is list else None] for name, entries in records.items()]
+
+    seen["kept"] = lengths()
+    LOG.clear()
+    try:
+        model(inputs[0])
+    except ForwardError:
+        pass
+    seen["after one more pass"] = lengths()
+    seen["own hooks after"] = list(LOG)
+    return seen
+
+
+def record_fixed(record_activations: object) -> list:
+    """The fixed cases of record_activations, clause by clause (the contract of part 1)."""
+    ra = record_activations
+    x = torch.randn  # each case draws its inputs after fresh() has seeded the generator
+
+    def first() -> object:
+        with ra(nn.Sequential(nn.Linear(2, 2)), ["0"]) as records:
             return kind_of(records)
 
-    seen = in_turn([[]], first)
-    with quietly():
+    def hand_built(case: int, observe: object) -> object:
+        def run() -> object:
+            model, names, plan = record_fixed_case(case)
+            return observe(model, names, plan)
+
+        return fresh(run)
+
+    def fork() -> nn.Module:
+        shared = nn.Linear(2, 2)
+        return nn.Sequential(shared, Fork(nn.Tanh(), shared))
+
+    def lstm_model() -> nn.Module:
+        return nn.Sequential(nn.LSTM(2, 3))
+
+    return [
+        fixed(1, "a first block on a one-layer model gives a plain dict", fresh(first)),
+        fixed(
+            1,
+            "names ['2', '1', '0'] of Sequential(shared, ReLU, shared): keys ['0', '1'], one hook each",
+            fresh(lambda: record_starting(ra, shared_chain(), ["2", "1", "0"])),
+        ),
+        fixed(
+            1,
+            "a tuple of names repeating a shared module reached inside a Fork: canonical keys in request order",
+            fresh(lambda: record_starting(ra, fork(), ("1.pair.right", "1.pair.left", "1.pair.right", "0"))),
+        ),
+        fixed(
+            1,
+            "the model itself ('') and a grandchild ('1.pair')",
+            fresh(lambda: record_starting(ra, fork(), ["1.pair", ""])),
+        ),
+        fixed(1, "no names: an empty dict, no hook", fresh(lambda: record_starting(ra, shared_chain(), []))),
+        fixed(
+            1,
+            "an invalid name after two valid ones raises KeyError before any hook is registered",
+            fresh(lambda: record_starting(ra, with_own_hooks(shared_chain(), "0"), ["0", "1", "encoder"])),
+        ),
+        fixed(
+            1,
+            "a parameter name ('0.weight') is not a module name: KeyError",
+            fresh(lambda: record_starting(ra, shared_chain(), ["1", "0.weight"])),
+        ),
+        fixed(
+            1,
+            "a name with a trailing dot ('0.') is invalid: KeyError",
+            fresh(lambda: record_starting(ra, fork(), ["0."])),
+        ),
+        fixed(
+            1,
+            "the hand-built Fork case with 'encoder' last: KeyError, the tables untouched",
+            hand_built(2, lambda model, names, plan: record_starting(ra, model, names)),
+        ),
+        fixed(1, "two blocks on one model give two new dicts", fresh(lambda: record_twice(ra))),
+        fixed(
+            2,
+            "the hook sees the output after the module's own doubling forward hook",
+            fresh(lambda: recorded_values(ra, with_own_hooks(nn.Sequential(nn.Linear(2, 2)), "0"), ["0"], x(3, 2))),
+        ),
+        fixed(
+            2,
+            "inside the block: one entry added at the end of _forward_hooks, no flag table touched",
+            fresh(
+                lambda: record_inside(
+                    ra, with_own_hooks(nn.Sequential(nn.Linear(2, 2), nn.Tanh()), "0", "1"), ["1", "0"]
+                )
+            ),
+        ),
+        fixed(
+            3,
+            "a tensor output is stored as output.detach()",
+            fresh(
+                lambda: recorded(
+                    ra, nn.Sequential(nn.Linear(2, 3), nn.Tanh()), ["1", "0"], [x(4, 2, requires_grad=True)]
+                )
+            ),
+        ),
+        fixed(
+            3,
+            "an LSTM's nested (output, (h, c)) becomes a tuple holding a tensor and a tuple, all detached",
+            fresh(lambda: recorded(ra, lstm_model(), ["0"], [x(4, 1, 2, requires_grad=True)])),
+        ),
+        fixed(
+            3,
+            "a tuple holding a list, None and an int: (tensor, [tensor, None], 3) becomes nested tuples",
+            fresh(lambda: recorded(ra, Fork(nn.Linear(2, 2), nn.Tanh()), ["pair"], [x(3, 2, requires_grad=True)])),
+        ),
+        fixed(
+            3,
+            "a list output [tensor, None] becomes a plain tuple",
+            fresh(lambda: recorded(ra, nn.Sequential(Listed()), ["0"], [x(3, 2, requires_grad=True)])),
+        ),
+        fixed(
+            3,
+            "a named tuple (torch.return_types.topk) becomes a plain tuple",
+            fresh(lambda: recorded(ra, nn.Sequential(nn.Linear(3, 3), TopTwo()), ["1"], [x(2, 3, requires_grad=True)])),
+        ),
+        fixed(
+            3,
+            "a shared module that runs twice in one pass gets two entries, in call order",
+            fresh(lambda: recorded(ra, shared_chain(nn.Tanh()), ["0"], [x(3, 2)])),
+        ),
+        fixed(
+            3,
+            "Sequential(shared, ReLU, shared) asked for as '0' only: two entries per pass",
+            fresh(lambda: recorded(ra, shared_chain(), ["0"], [x(3, 2), x(1, 2)])),
+        ),
+        fixed(
+            3,
+            "three forward passes in one block add up",
+            fresh(
+                lambda: recorded(ra, nn.Sequential(nn.Linear(2, 2), nn.ReLU()), ["1", "0"], [x(2, 2), x(1, 2), x(3, 2)])
+            ),
+        ),
+        fixed(
+            3,
+            "a forward that raises records nothing for the modules it did not finish",
+            fresh(lambda: recorded(ra, nn.Sequential(nn.Linear(2, 2), Boom()), ["1", "", "0"], [x(3, 2)])),
+        ),
+        fixed(
+            3,
+            "the hand-built Sequential(shared, ReLU, shared) case, names ['2', '1', '0']",
+            hand_built(1, lambda model, names, plan: recorded(ra, model, names, [x for x, _ in plan["inputs"]])),
+        ),
+        fixed(
+            4,
+            "outputs and gradients of a three-layer model are as without the block",
+            fresh(
+                lambda: watched(
+                    ra,
+                    nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 2)),
+                    ["0", "1", "2"],
+                    x(4, 2, requires_grad=True),
+                )
+            ),
+        ),
+        fixed(
+            4,
+            "the model's own hooks run, and still double the outputs, as without the block",
+            fresh(
+                lambda: watched(
+                    ra,
+                    with_own_hooks(nn.Sequential(nn.Linear(2, 2), nn.Tanh(), nn.Linear(2, 2)), "0", "2"),
+                    ["2", "0"],
+                    x(3, 2, requires_grad=True),
+                )
+            ),
+        ),
+        fixed(
+            4,
+            "a tuple output reaches the rest of the model unchanged (a Fork of Linear and Tanh)",
+            fresh(
+                lambda: watched(
+                    ra, Fork(nn.Linear(2, 2), nn.Tanh()), ["pair", "pair.left"], x(3, 2, requires_grad=True)
+                )
+            ),
+        ),
+        fixed(
+            5,
+            "the body raises: that same exception comes out, and every table is as before",
+            fresh(
+                lambda: record_leaving(
+                    ra, with_own_hooks(shared_chain(), "0", "1"), ["1", "2"], [x(3, 2)], body_raises=True
+                )
+            ),
+        ),
+        fixed(
+            5,
+            "a forward inside the block raises: the exception comes out, the hooks are removed",
+            hand_built(3, lambda model, names, plan: record_leaving(ra, model, names, [plan["inputs"][0][0]], False)),
+        ),
+        fixed(
+            5,
+            "leaving normally: the model's own hooks stay, in order, the block's are gone, the dict keeps its entries",
+            fresh(
+                lambda: record_leaving(
+                    ra,
+                    with_own_hooks(nn.Sequential(nn.Linear(2, 2), nn.ReLU()), "0", "1"),
+                    ["0", "1"],
+                    [x(3, 2), x(2, 2)],
+                    False,
+                )
+            ),
+        ),
+    ]
+
+
+def observe_record_hidden(ns: dict) -> dict:
+    record_activations = ns.get("record_activations")
+    with quietly(), torch.random.fork_rng(devices=[]):
+        cases = record_fixed(record_activations)
         rng = random.Random(RECORD_SEED)
         torch.manual_seed(RECORD_SEED)
-        for case in range(1, RECORD_CASES + 1):  # drawn one at a time, as the hidden cell draws them
-            seen += in_turn([record_case(rng, case)], lambda *case: record_play(record_activations, *case))
-    return seen
+        drawn = [record_case(rng, case) for case in range(1, RECORD_CASES + 1)]
+        # Cases 1 to 3 are the hand-built ones, observed above as fixed cases; they are still built here, in the order
+        # they always were, so that the generated cases draw the same numbers.
+        cases += seeded(drawn[3:], lambda *case: record_play(record_activations, *case))
+    return labelled(*cases)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -598,8 +989,9 @@ def exercise(model: nn.Module, x: torch.Tensor) -> list:
     return [data(out), list(LOG)]
 
 
-def structure(model: nn.Module, clean: object) -> list:
-    """The hidden cell's check_structure, module by module and tensor by tensor, as observations."""
+def structure(model: nn.Module, clean: object, tables: bool = True) -> list:
+    """The hidden cell's check_structure, module by module and tensor by tensor, as observations (without the
+    hook tables and flag when not tables)."""
     seen: list = []
     copy_of: dict = {}
     original_of: dict = {}
@@ -625,8 +1017,10 @@ def structure(model: nn.Module, clean: object) -> list:
                 [
                     [kind_of(state.get(table)), len(state[table]) if hasattr(state.get(table), "__len__") else None]
                     for table in TABLES
-                ],
-                exact(state.get("_is_full_backward_hook", "missing")),
+                ]
+                if tables
+                else None,
+                exact(state.get("_is_full_backward_hook", "missing")) if tables else None,
                 plain(list(children)),
             ]
         )
@@ -712,17 +1106,220 @@ def snapshot_all(root: nn.Module) -> list:
     return state
 
 
-def observe_strip_hidden(ns: dict) -> list:
+def clean_tables(clean: object) -> object:
+    """Clause 2: each module of the copy, by path: each of its eleven tables' class and length, and its
+    _is_full_backward_hook."""
+    if not isinstance(clean, nn.Module):
+        return ["not a module", kind_of(clean)]
+    seen = []
+    for path, module in walk(clean, lenient=True):
+        state = vars(module)
+        tables = [
+            [kind_of(state.get(table)), len(state[table]) if hasattr(state.get(table), "__len__") else None]
+            for table in TABLES
+        ]
+        seen.append([path, tables, exact(state.get("_is_full_backward_hook", "missing"))])
+    return seen
+
+
+def stripped(strip_hooks: object, build: object, observe: object) -> object:
+    """Build a model (and its handles), strip it and observe the model and the copy."""
+    model, handles = build()
+    clean = strip_hooks(model)
+    return observe(model, clean, handles)
+
+
+def hooked_everywhere(model: nn.Module, *kinds: str) -> tuple:
+    """A model with hooks of the given kinds on every module (each kind made a different way); its handles."""
+    handles = []
+    for name, module in model.named_modules():
+        recorder = Recorder(name)
+        for kind in kinds:
+            if kind == "forward":
+                handles.append(module.register_forward_hook(lambda module, args, output, name=name: LOG.append(name)))
+            elif kind == "pre":
+                handles.append(module.register_forward_pre_hook(recorder, with_kwargs=True))
+            elif kind == "kwargs":
+                handles.append(module.register_forward_hook(recorder.method, with_kwargs=True, always_call=True))
+            elif kind == "full":
+                handles.append(module.register_full_backward_hook(lambda module, gi, go: LOG.append("full")))
+            elif kind == "old":
+                handles.append(module.register_backward_hook(lambda module, gi, go: LOG.append("old")))
+            elif kind == "backward pre":
+                handles.append(module.register_full_backward_pre_hook(lambda module, go: LOG.append("pre")))
+            elif kind == "state":
+                handles.append(module.register_state_dict_pre_hook(lambda *args, **kwargs: None))
+                handles.append(module.register_state_dict_post_hook(lambda *args, **kwargs: None))
+                handles.append(module.register_load_state_dict_pre_hook(recorder))
+                handles.append(module.register_load_state_dict_post_hook(lambda *args: None))
+    return model, handles
+
+
+def tied() -> nn.Module:
+    """A Parameter used by two layers, and a submodule registered in two places."""
+    first, second, shared = nn.Linear(3, 3), nn.Linear(3, 3), nn.Tanh()
+    second.weight = first.weight
+    model = nn.Sequential(first, shared, nn.Sequential(second, shared))
+    return hooked_everywhere(model, "forward", "full")
+
+
+def mixed_modes(root_training: bool) -> tuple:
+    model = nn.Sequential(nn.Linear(3, 3), nn.Sequential(nn.Dropout(0.5), nn.BatchNorm1d(3)), nn.Dropout(0.2))
+    model.train(root_training)
+    model[1].train(not root_training)
+    model[1][1].train(root_training)
+    return hooked_everywhere(model, "forward")
+
+
+def typed() -> tuple:
+    """float64, a frozen weight, a Linear without bias, BatchNorm buffers that moved."""
+    model = nn.Sequential(nn.Linear(3, 3, bias=False), nn.BatchNorm1d(3), nn.Linear(3, 2)).double()
+    model[2].weight.requires_grad_(False)
+    model(torch.randn(4, 3, dtype=torch.float64))
+    return hooked_everywhere(model, "pre")
+
+
+def update_copy(model: nn.Module, clean: nn.Module, handles: list) -> list:
+    """Clause 1: add 1 to every parameter and buffer of the copy in place: the model's own values do not move."""
+    with torch.no_grad():
+        for _, value in tensors(clean):
+            if value is not None:
+                value.add_(1)
+    return [None if value is None else data(value) for _, value in tensors(model)]
+
+
+def doubling() -> tuple:
+    """A forward hook that doubles the output, a pre-hook that adds 1 to the input, and logging hooks."""
+    model, handles = hooked_everywhere(nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)), "forward", "full")
+    handles.append(model[2].register_forward_hook(lambda module, args, output: output * 2))
+    handles.append(model[0].register_forward_pre_hook(lambda module, args: (args[0] + 1,)))
+    return model, handles
+
+
+def computes(model: nn.Module, clean: object, handles: list) -> list:
+    """Clause 2: what the copy computes and which hooks it runs."""
+    x = torch.randn(2, 3, requires_grad=True)
+    LOG.clear()
+    out = clean(x)
+    out.sum().backward()
+    return [data(out), list(LOG)]
+
+
+def pickles(model: nn.Module, clean: object, handles: list) -> list:
+    """Clause 2: the copy pickles, and the unpickled copy computes what the copy computes."""
+    x = torch.randn(2, 3)
+    restored = pickle.loads(pickle.dumps(clean))
+    with torch.no_grad():
+        return [kind_of(restored), data(restored(x)), data(clean(x))]
+
+
+def kept(model: nn.Module, handles: list, strip_hooks: object) -> list:
+    """Clause 3: the model's slots, tables and tensors before and after strip_hooks."""
+    before = snapshot_all(model)
+    ids = [(where, id(value)) for where, value in tensors(model)]
+    values = [None if value is None else data(value) for _, value in tensors(model)]
+    strip_hooks(model)
+    return [
+        snapshot_all(model) == before,
+        [(where, id(value)) for where, value in tensors(model)] == ids,
+        [None if value is None else data(value) for _, value in tensors(model)] == values,
+    ]
+
+
+def still_hooked(model: nn.Module, handles: list, strip_hooks: object) -> list:
+    """Clause 3: after strip_hooks, the model's hooks fire and its handles remove them."""
+    strip_hooks(model)
+    seen = exercise(model, torch.randn(2, 3))
+    for handle in handles:
+        handle.remove()
+    return [seen, tables_left(model), [exact(vars(module)["_is_full_backward_hook"]) for module in model.modules()]]
+
+
+def strip_fixed(strip_hooks: object) -> list:
+    """The fixed cases of strip_hooks, clause by clause (the contract of part 2)."""
+    sh = strip_hooks
+
+    def hand_built() -> tuple:
+        model, _, handles = strip_fixed_case()
+        return model, handles
+
+    def copy_case(build: object) -> object:
+        return fresh(lambda: stripped(sh, build, lambda model, clean, handles: structure(model, clean, tables=False)))
+
+    def tables_case(build: object) -> object:
+        return fresh(lambda: stripped(sh, build, lambda model, clean, handles: clean_tables(clean)))
+
+    def model_case(build: object, observe: object) -> object:
+        return fresh(lambda: observe(*build(), sh))
+
+    def three_levels(*kinds: str) -> object:
+        return lambda: hooked_everywhere(nn.Sequential(nn.Sequential(nn.Sequential(nn.Linear(3, 3)))), *kinds)
+
+    return [
+        fixed(1, "the copy of an nn.Linear is an nn.Linear", fresh(lambda: kind_of(sh(nn.Linear(2, 2))))),
+        fixed(1, "the hand-built three-level tree: names, classes, flags, values", copy_case(hand_built)),
+        fixed(1, "a Parameter tied between two layers and a Tanh in two places stay shared", copy_case(tied)),
+        fixed(
+            1, "the root training, a child in eval mode, a grandchild training", copy_case(lambda: mixed_modes(True))
+        ),
+        fixed(
+            1,
+            "the root in eval mode, a child training, a grandchild in eval mode",
+            copy_case(lambda: mixed_modes(False)),
+        ),
+        fixed(1, "float64, a frozen weight, no bias, BatchNorm buffers", copy_case(typed)),
+        fixed(
+            1,
+            "an update of the copy's parameters and buffers does not reach the model",
+            fresh(lambda: stripped(sh, typed, update_copy)),
+        ),
+        fixed(2, "the hand-built three-level tree: every table empty, the flag None", tables_case(hand_built)),
+        fixed(
+            2,
+            "hooks on the root itself and on every level below",
+            tables_case(three_levels("forward", "pre", "backward pre")),
+        ),
+        fixed(2, "full backward hooks (flag True) leave the flag None", tables_case(three_levels("full"))),
+        fixed(2, "old-style backward hooks (flag False) leave the flag None", tables_case(three_levels("old"))),
+        fixed(
+            2, "with_kwargs and always_call hooks: the flag tables are emptied too", tables_case(three_levels("kwargs"))
+        ),
+        fixed(2, "state_dict and load_state_dict hooks are gone", tables_case(three_levels("state"))),
+        fixed(2, "a Tanh with hooks registered in two places", tables_case(tied)),
+        fixed(
+            2,
+            "the copy computes what the model computes without its hooks, and runs none of them",
+            fresh(lambda: stripped(sh, doubling, computes)),
+        ),
+        fixed(
+            2,
+            "the copy of a model with lambda, closure, callable-object and bound-method hooks pickles",
+            fresh(lambda: stripped(sh, three_levels("forward", "pre", "kwargs", "state", "full"), pickles)),
+        ),
+        fixed(
+            3,
+            "the model keeps its tables (same objects, same hooks), flags and tensors",
+            model_case(three_levels("forward", "pre", "kwargs", "state", "full"), kept),
+        ),
+        fixed(3, "old-style backward hooks: the model keeps its flag False", model_case(three_levels("old"), kept)),
+        fixed(3, "the model's hooks still fire and its handles still remove them", model_case(doubling, still_hooked)),
+        fixed(3, "tied weights and a shared Tanh: the model keeps its tensors", model_case(tied, kept)),
+    ]
+
+
+def observe_strip_hidden(ns: dict) -> dict:
     strip_hooks = ns.get("strip_hooks")
-    seen = [attempt(lambda: kind_of(strip_hooks(nn.Linear(2, 2))))]
-    with quietly():
+    with quietly(), torch.random.fork_rng(devices=[]):
+        cases = strip_fixed(strip_hooks)
         rng = random.Random(STRIP_SEED)
         torch.manual_seed(STRIP_SEED)
         gen = torch.Generator().manual_seed(STRIP_SEED)
-        for case in range(1, STRIP_CASES + 1):
-            model, width, handles = strip_case(rng, case)
-            seen += in_turn([[model, width, handles]], lambda *case: strip_check(strip_hooks, *case, gen))
-    return seen
+        drawn = [strip_case(rng, case) for case in range(1, STRIP_CASES + 1)]
+        # Case 1 is the hand-built one, observed above as fixed cases; its input is still drawn, so that the generated
+        # cases get the same inputs as they always did.
+        torch.randn(3, drawn[0][1], generator=gen)
+        cases += seeded(drawn[1:], lambda *case: strip_check(strip_hooks, *case, gen))
+    return labelled(*cases)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -916,23 +1513,262 @@ def monitor_check(monitor_class: object, model: nn.Module, names: list, plan: di
     return seen
 
 
-def observe_monitor_hidden(ns: dict) -> list:
-    monitor_class = ns.get("GradNormMonitor")
+class TwoOutputs(nn.Module):
+    """Returns two tensors computed by one Linear."""
 
-    def first():
-        monitor = monitor_class(nn.Sequential(nn.Linear(2, 2)), ["0"])
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> tuple:
+        return self.linear(x), self.linear(x) * 3
+
+
+def chain() -> nn.Module:
+    return nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
+
+
+def inputs(*shape: int, requires_grad: bool = True) -> torch.Tensor:
+    return torch.randn(*shape, dtype=torch.float64, requires_grad=requires_grad)
+
+
+def weighted(out: torch.Tensor) -> torch.Tensor:
+    """A weighted sum of the output, its weights drawn when the loss is computed."""
+    return (out * torch.randn(out.shape, dtype=out.dtype)).sum()
+
+
+def monitor_starting(monitor_class: object, model: nn.Module, names: object) -> dict:
+    """Clause 1: create a monitor: its norms as given, how each table changed (and the flag), or the exception raised
+    and what it left behind."""
+    before = snapshot(model)
+    seen: dict = {"error": None}
+    try:
+        monitor = monitor_class(model, names)
+        seen["norms"] = given(monitor.norms)
+        seen["changes"] = changes(before, model)
+    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
+        seen["error"] = raised(error)
+        seen["left"] = differences(before, snapshot(model))
+    return seen
+
+
+def norms_after(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor, losses: list) -> object:
+    """Clause 2: the norms a monitor records over one backward pass per loss."""
+    monitor = monitor_class(model, names)
+    for loss in losses:
+        loss(model(x)).backward()
+    return norms_seen(monitor.norms)
+
+
+def monitored_gradients(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor) -> list:
+    """Clause 3: the gradients of every parameter and of the input under a monitor, and the model's own hooks' calls."""
+    monitor_class(model, names)
+    LOG.clear()
+    grads = torch.autograd.grad(weighted(model(x)), list(model.parameters()) + [x], allow_unused=True)
+    return [grads_data(grads), list(LOG)]
+
+
+def watched_first(monitor_class: object, model: nn.Module, x: torch.Tensor) -> list:
+    """Clause 3: a monitor on the first layer only, fed with data that does not require grad: the parameters'
+    gradients after one backward pass."""
+    monitor_class(model, ["0"])
+    return one_pass(model, x, torch.randn(3, 2, dtype=torch.float64), "weighted sum")
+
+
+def removing(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor) -> dict:
+    """Clause 4: one backward pass, remove(), another pass, remove() again: the tables and flags left, the norms kept,
+    the model's own hooks' calls, and whether an old-style backward hook is accepted afterwards."""
+    before = snapshot(model)
+    monitor = monitor_class(model, names)
+    weighted(model(x)).backward()
+    monitor.remove()
+    seen: dict = {"left": differences(before, snapshot(model))}
+    LOG.clear()
+    weighted(model(x)).backward()
+    seen["own hooks after"] = list(LOG)
+    monitor.remove()
+    seen["norms"] = norms_seen(monitor.norms)
+    seen["left after a second remove()"] = differences(before, snapshot(model))
+    hooked = [model.get_submodule(name) for name in names]
+    seen["old-style hook accepted"] = [
+        attempt(lambda module=module: module.register_backward_hook(lambda *args: None) and None) for module in hooked
+    ]
+    return seen
+
+
+def in_with(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor, body_raises: bool) -> dict:
+    """Clause 5: a with block (one backward pass inside, then maybe an exception): what `as` gave, the exception
+    that came out, the hook tables left (the flag is remove()'s business), the norms kept and after one more pass."""
+    before = snapshot(model)
+    body_error = BodyError("the body raises on purpose")
+    monitor = monitor_class(model, names)
+    seen: dict = {"error": None}
+    try:
+        with monitor as got:
+            seen["as gives the monitor"] = got is monitor
+            weighted(model(x)).backward()
+            if body_raises:
+                raise body_error
+    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
+        seen["error"] = error_seen(error, {"body_error": body_error})
+    seen["tables left"] = [
+        line for line in differences(before, snapshot(model)) if "_is_full_backward_hook" not in line
+    ]
+    seen["norms"] = norms_seen(monitor.norms)
+    weighted(model(x)).backward()
+    seen["norms after one more pass"] = norms_seen(monitor.norms)
+    return seen
+
+
+def monitor_fixed(monitor_class: object) -> list:
+    """The fixed cases of GradNormMonitor, clause by clause (the contract of part 3), in float64."""
+    mc = monitor_class
+
+    def first() -> object:
+        monitor = mc(nn.Sequential(nn.Linear(2, 2)), ["0"])
         monitor.remove()
         return kind_of(monitor.norms)
 
-    seen = in_turn([[]], first)
-    with quietly():
+    def hand_built() -> list:
+        model, names, plan = monitor_fixed_case()
+        model, plan = in_float64(model, plan)
+        mc(model, names)
+        LOG.clear()
+        seen = [one_pass(model, x, weights, loss_kind) for x, weights, loss_kind in plan["inputs"][: plan["passes"]]]
+        return [seen, list(LOG)]
+
+    def shared() -> nn.Module:
+        return shared_chain(nn.Tanh()).double()
+
+    def own_backward(model: nn.Module, path: str) -> nn.Module:
+        model.get_submodule(path).register_full_backward_hook(lambda module, gi, go: LOG.append(f"backward {path}"))
+        return model
+
+    def parallel() -> nn.Module:
+        return Parallel().double()
+
+    def two_outputs() -> nn.Module:
+        return TwoOutputs().double()
+
+    return [
+        fixed(1, "norms of a monitor on a one-layer model is a plain dict", fresh(first)),
+        fixed(
+            1,
+            "names ['2', '1', '0'] of Sequential(shared, Tanh, shared): keys ['0', '1'], one full backward hook each",
+            fresh(lambda: monitor_starting(mc, shared(), ["2", "1", "0"])),
+        ),
+        fixed(
+            1,
+            "a tuple of names repeating a module, and the model itself ('')",
+            fresh(lambda: monitor_starting(mc, chain(), ("2", "", "2", "0"))),
+        ),
+        fixed(
+            1,
+            "an invalid name after two valid ones raises KeyError before any hook is registered",
+            fresh(lambda: monitor_starting(mc, own_backward(chain(), "0"), ["0", "2", "head"])),
+        ),
+        fixed(
+            1,
+            "a parameter name ('0.bias') is not a module name: KeyError",
+            fresh(lambda: monitor_starting(mc, chain(), ["1", "0.bias"])),
+        ),
+        fixed(
+            2,
+            "a Linear under a weighted-sum loss: the norm of grad_output[0]",
+            fresh(lambda: norms_after(mc, chain(), ["2"], inputs(5, 3), [weighted])),
+        ),
+        fixed(
+            2,
+            "a 3-d gradient: the norm of all its elements together",
+            fresh(lambda: norms_after(mc, nn.Sequential(nn.Linear(4, 3)).double(), ["0"], inputs(2, 5, 4), [weighted])),
+        ),
+        fixed(
+            2,
+            "a module called twice in parallel: two entries per pass, the last call first",
+            fresh(lambda: norms_after(mc, parallel(), ["shared"], inputs(4, 2), [weighted])),
+        ),
+        fixed(
+            2,
+            "three backward passes of different losses add up",
+            fresh(
+                lambda: norms_after(
+                    mc,
+                    chain(),
+                    ["0"],
+                    inputs(3, 3),
+                    [weighted, lambda out: out.pow(2).mean(), lambda out: out.sum()],
+                )
+            ),
+        ),
+        fixed(
+            2,
+            "the loss uses only the second output: grad_output[0] is None, recorded as 0.0",
+            fresh(lambda: norms_after(mc, two_outputs(), [""], inputs(4, 3), [lambda out: weighted(out[1])])),
+        ),
+        fixed(
+            2,
+            "the loss uses both outputs: only grad_output[0] counts",
+            fresh(lambda: norms_after(mc, two_outputs(), [""], inputs(4, 3), [lambda out: weighted(out[0] + out[1])])),
+        ),
+        fixed(
+            3,
+            "every gradient, of the parameters and of the input, is as without the monitor",
+            fresh(lambda: monitored_gradients(mc, chain(), ["2", "1"], inputs(4, 3))),
+        ),
+        fixed(
+            3,
+            "a module called twice and the model's own backward hook: gradients as without the monitor",
+            fresh(lambda: monitored_gradients(mc, own_backward(shared(), "1"), ["2"], inputs(4, 2))),
+        ),
+        fixed(3, "the hand-built shared chain with its own backward hook: gradients as without", fresh(hand_built)),
+        fixed(
+            3,
+            "a hook on the first layer, fed with data that does not require grad: backward runs, gradients as without",
+            fresh(lambda: watched_first(mc, chain(), inputs(3, 3, requires_grad=False))),
+        ),
+        fixed(
+            4,
+            "remove() empties the tables and puts back None on a module that had no backward hook",
+            fresh(lambda: removing(mc, chain(), ["0"], inputs(3, 3))),
+        ),
+        fixed(
+            4,
+            "remove() puts back True on a module with its own full backward hook, which still fires",
+            fresh(lambda: removing(mc, own_backward(chain(), "0"), ["0"], inputs(3, 3))),
+        ),
+        fixed(
+            4,
+            "the model's own forward and backward hooks on the module stay, in order, and still fire",
+            fresh(lambda: removing(mc, with_own_hooks(chain(), "0"), ["0"], inputs(3, 3))),
+        ),
+        fixed(
+            5,
+            "the with statement gives the monitor itself; leaving the block removes its hooks",
+            fresh(lambda: in_with(mc, own_backward(chain(), "2"), ["0"], inputs(3, 3), body_raises=False)),
+        ),
+        fixed(
+            5,
+            "the body raises: that same exception comes out and the hooks are removed",
+            fresh(lambda: in_with(mc, own_backward(chain(), "0"), ["0"], inputs(3, 3), body_raises=True)),
+        ),
+    ]
+
+
+def observe_monitor_hidden(ns: dict) -> dict:
+    monitor_class = ns.get("GradNormMonitor")
+    with quietly(), torch.random.fork_rng(devices=[]):
+        cases = monitor_fixed(monitor_class)
         rng = random.Random(MONITOR_SEED)
         torch.manual_seed(MONITOR_SEED)
+        drawn = []
         for case in range(1, MONITOR_CASES + 1):
             model, names, plan = monitor_case(rng, case)
             model, plan = in_float64(model, plan)
-            seen += in_turn([[model, names, plan]], lambda *case: monitor_check(monitor_class, *case))
-    return seen
+            drawn.append([model, names, plan])
+        # Case 1 is the hand-built one, observed above as a fixed case; it is still built here, first, so that the
+        # generated cases draw the same numbers.
+        cases += seeded(drawn[1:], lambda *case: monitor_check(monitor_class, *case))
+    return labelled(*cases)
 
 
 OBSERVERS = {
@@ -942,4 +1778,27 @@ OBSERVERS = {
     "test_strip_hooks_hidden": whole(observe_strip_hidden),
     "test_grad_norm_monitor_visible": whole(observe_monitor_visible),
     "test_grad_norm_monitor_hidden": whole(observe_monitor_hidden),
+}
+
+# hidden test cell -> {number of a clause of its part's contract, as the notebook numbers it: a short name}.
+CLAUSES = {
+    "test_record_activations_hidden": {
+        1: "starting the block: names checked first, one hook per module, the result dict",
+        2: "one forward hook per module, default options, after the module's own hooks",
+        3: "what is recorded: detached tensors, nested tuples, every call",
+        4: "the hook only watches: outputs, gradients and the model's hooks unchanged",
+        5: "leaving the block, also by an exception: every table as before, the records kept",
+    },
+    "test_strip_hooks_hidden": {
+        1: "a deep copy: same tree, modes, values; own memory; sharing kept",
+        2: "no hook of any kind anywhere in the copy, so it computes without them and pickles",
+        3: "the model is left untouched",
+    },
+    "test_grad_norm_monitor_hidden": {
+        1: "the constructor: names checked first, one full backward hook per module, norms",
+        2: "what is recorded: the norm of grad_output[0] as a float (0.0 when None), every call",
+        3: "the hook only watches: every gradient unchanged",
+        4: "remove(): hooks gone, flags put back, the model's own hooks kept, twice is fine",
+        5: "a context manager: as gives the monitor, leaving the block removes, exceptions propagate",
+    },
 }

@@ -186,6 +186,78 @@ def record_activations(model, names):
             handle.remove()
 '''
 
+# Registers its hook with prepend=True "to record first": it then sees the module's output before the module's
+# own forward hooks change it, not the output the rest of the model receives.
+RECORD_PREPENDS = '''@contextlib.contextmanager
+def record_activations(model, names):
+    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
+    submodule appends its detached output. All the hooks are removed when the block ends."""
+    every_path = dict(model.named_modules(remove_duplicate=False))
+    for name in names:
+        if name not in every_path:
+            raise KeyError(name)
+    canonical = {id(module): name for name, module in model.named_modules()}
+    chosen = {}
+    for name in names:
+        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+    records = {name: [] for name in chosen}
+
+    def safe(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach()
+        if isinstance(value, (tuple, list)):
+            return tuple(safe(item) for item in value)
+        return value
+
+    handles = []
+    try:
+        for name, module in chosen.items():
+            store = records[name]
+            handles.append(module.register_forward_hook(
+                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
+            ))
+        yield records
+    finally:
+        for handle in handles:
+            handle.remove()
+'''
+
+# Converts a tuple or list output one level deep only: the (h, c) inside an LSTM's (output, (h, c)) stays a tuple
+# of tensors still attached to the graph, and a list inside a tuple stays a list.
+RECORD_DETACHES_FIRST_LEVEL = '''@contextlib.contextmanager
+def record_activations(model, names):
+    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
+    submodule appends its detached output. All the hooks are removed when the block ends."""
+    every_path = dict(model.named_modules(remove_duplicate=False))
+    for name in names:
+        if name not in every_path:
+            raise KeyError(name)
+    canonical = {id(module): name for name, module in model.named_modules()}
+    chosen = {}
+    for name in names:
+        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+    records = {name: [] for name in chosen}
+
+    def safe(value):
+        if isinstance(value, torch.Tensor):
+            return value.detach()
+        if isinstance(value, (tuple, list)):
+            return tuple(item.detach() if isinstance(item, torch.Tensor) else item for item in value)
+        return value
+
+    handles = []
+    try:
+        for name, module in chosen.items():
+            store = records[name]
+            handles.append(module.register_forward_hook(
+                lambda module, args, output, store=store: store.append(safe(output))
+            ))
+        yield records
+    finally:
+        for handle in handles:
+            handle.remove()
+'''
+
 # A correct part 1 written as a class with __enter__ and __exit__ instead of contextlib.
 RECORD_CORRECT_CLASS = '''class record_activations:
     """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
@@ -281,6 +353,18 @@ STRIP_CHILDREN_ONLY = '''def strip_hooks(model):
     return clean
 '''
 
+# Cleans the copy right, then puts it in the root's mode with clean.train(model.training): train() recurses, so a
+# submodule that was in another mode than the root loses its own flag.
+STRIP_TRAIN_LIKE_ROOT = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    clean = copy.deepcopy(model)
+    for module in clean.modules():
+        for table in HOOK_TABLES + FLAG_TABLES:
+            getattr(module, table).clear()
+        module._is_full_backward_hook = None
+    return clean.train(model.training)
+'''
+
 # A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
 STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
     """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
@@ -336,7 +420,7 @@ RESTORE = """        for module, flag in self._flags:
             module._is_full_backward_hook = flag
         self._flags = []
 """
-NORM = "float(grad_output[0].norm())"
+NORM = "0.0 if grad_output[0] is None else float(grad_output[0].norm())"
 EXIT = "        self.remove()\n"
 
 # Relies on handle.remove() alone: the hooks are gone, but _is_full_backward_hook stays True, so the
@@ -356,13 +440,27 @@ MONITOR_NEVER_REMOVES = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE, ex
 
 # Measures grad_input[0], the gradient with respect to the module's input, instead of grad_output[0].
 MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
-    record="float(grad_output[0].norm()) if grad_input[0] is None else float(grad_input[0].norm())",
+    record="(0.0 if grad_output[0] is None else float(grad_output[0].norm())) if grad_input[0] is None"
+    " else float(grad_input[0].norm())",
     restore=RESTORE,
     exit=EXIT,
 )
 
 # Stores the 0-dimensional tensors that .norm() returns instead of Python floats.
-MONITOR_TENSOR_NORMS = MONITOR_TEMPLATE.format(record="grad_output[0].norm()", restore=RESTORE, exit=EXIT)
+MONITOR_TENSOR_NORMS = MONITOR_TEMPLATE.format(
+    record="torch.zeros(()) if grad_output[0] is None else grad_output[0].norm()", restore=RESTORE, exit=EXIT
+)
+
+# Forgets that grad_output[0] is None when the loss does not use the module's first output: the hook raises
+# AttributeError in the middle of backward instead of recording 0.0.
+MONITOR_NONE_FAILS = MONITOR_TEMPLATE.format(record="float(grad_output[0].norm())", restore=RESTORE, exit=EXIT)
+
+# Records through a list comprehension over grad_output[:1], which the lambda returns: [None]. torch takes that
+# list as the new grad_input, so the gradient stops at the module (nothing upstream of it gets one).
+MONITOR_HOOK_RETURNS_LIST = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE, exit=EXIT).replace(
+    f"store.append({NORM})",
+    "[store.append(0.0 if gradient is None else float(gradient.norm())) for gradient in grad_output[:1]]",
+)
 
 # One hook per requested name, keyed by the requested name: a shared submodule gets two hooks.
 MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
@@ -380,7 +478,9 @@ MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
         for name in self.norms:
             store = self.norms[name]
             self._handles.append(modules[name].register_full_backward_hook(
-                lambda module, grad_input, grad_output, store=store: store.append(float(grad_output[0].norm()))
+                lambda module, grad_input, grad_output, store=store: store.append(
+                    0.0 if grad_output[0] is None else float(grad_output[0].norm())
+                )
             ))
 
     def remove(self):
@@ -428,7 +528,8 @@ MONITOR_CORRECT_ALTERNATIVE = '''class GradNormMonitor:
 
     def _recorder(self, name):
         def hook(module, grad_input, grad_output):
-            self.norms[name].append(torch.linalg.vector_norm(grad_output[0]).item())
+            gradient = grad_output[0]
+            self.norms[name].append(0.0 if gradient is None else torch.linalg.vector_norm(gradient).item())
 
         return hook
 
@@ -486,6 +587,15 @@ ANSWERS = {
         "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE,
     },
     "monitor_resets_flag_to_none": {"grad_norm_monitor": MONITOR_RESETS_FLAG_TO_NONE},
+    "record_prepends": {
+        "record_activations": RECORD_PREPENDS,
+        "strip_hooks": STRIP_TRAIN_LIKE_ROOT,
+        "grad_norm_monitor": MONITOR_NONE_FAILS,
+    },
+    "record_detaches_first_level": {
+        "record_activations": RECORD_DETACHES_FIRST_LEVEL,
+        "grad_norm_monitor": MONITOR_HOOK_RETURNS_LIST,
+    },
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 18/18.
     "alternative_correct": {
         "record_activations": RECORD_CORRECT_CLASS,
@@ -518,5 +628,26 @@ EXPECTED = {
     "strip_forgets_flag_tables": _points(strip=(2, 0), monitor=(2, 0)),
     "strip_forgets_backward_flag": _points(strip=(2, 0), monitor=(2, 4)),
     "monitor_resets_flag_to_none": _points(monitor=(2, 0)),
+    "record_prepends": _points(record=(2, 0), strip=(2, 0), monitor=(2, 0)),
+    "record_detaches_first_level": _points(record=(2, 0), monitor=(0, 0)),
     "alternative_correct": _points(record=(2, 4), strip=(2, 4), monitor=(2, 4)),
+}
+
+# hidden test cell -> {clause number of its part's contract: a scripted student whose answer breaks that clause alone}.
+BREAKS = {
+    "test_record_activations_hidden": {
+        1: "record_validates_late",
+        2: "record_prepends",
+        3: "record_detaches_first_level",
+        4: "record_hook_returns_output",
+        5: "record_no_finally",
+    },
+    "test_strip_hooks_hidden": {1: "record_prepends", 2: "strip_forgets_flag_tables", 3: "strip_clears_original"},
+    "test_grad_norm_monitor_hidden": {
+        1: "hook_per_name",
+        2: "record_prepends",
+        3: "record_detaches_first_level",
+        4: "strip_forgets_flag_tables",
+        5: "strip_deepcopy_only",
+    },
 }

@@ -10,7 +10,7 @@ import torch
 import torch.nn.utils.parametrize as parametrize
 from torch import nn
 
-from grader.observing import data, in_turn, plain, raised, single_thread
+from grader.observing import data, fixed, in_turn, labelled, plain, raised, seeded, single_thread
 
 
 def boolean(value: object) -> object:
@@ -170,17 +170,151 @@ def export_case(rng: Random) -> tuple[int, nn.Module]:
     return len(model.state_dict()), model
 
 
+def exported_keys(result: object) -> object:
+    """Clause 2: the keys of a result, in order (any dict, OrderedDict included: the class is clause 1's business)."""
+    return [plain(key) for key in result] if isinstance(result, dict) else {"not a dict": type(result).__name__}
+
+
+def exported_values(result: object) -> object:
+    """Clause 3: each value by its key, keys sorted (their order is clause 2's business): exactly a Tensor,
+    requires_grad, shape and values."""
+    if not isinstance(result, dict):
+        return {"not a dict": type(result).__name__}
+    seen = []
+    for key, value in sorted(result.items(), key=lambda item: repr(item[0])):
+        if isinstance(value, torch.Tensor):
+            seen.append([plain(key), type(value).__name__, bool(value.requires_grad), data(value)])
+        else:
+            seen.append([plain(key), type(value).__name__])
+    return seen
+
+
+def worked_example() -> nn.Module:
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
+    parametrize.register_parametrization(model[0], "weight", Symmetric())
+    parametrize.register_parametrization(model[2], "bias", Doubled())
+    return model
+
+
+def shared_twice() -> nn.Module:
+    shared = nn.Linear(3, 3)
+    parametrize.register_parametrization(shared, "weight", Scaled(2.0))
+    return nn.Sequential(shared, nn.ReLU(), nn.Sequential(nn.Tanh(), shared))
+
+
+def parametrized_root() -> nn.Module:
+    model = nn.Linear(3, 3)
+    parametrize.register_parametrization(model, "weight", Symmetric())
+    parametrize.register_parametrization(model, "bias", Unchanged())
+    return model
+
+
+def stacked() -> nn.Module:
+    """Two parametrizations on one name, whose order matters, and one that returns original itself."""
+    model = nn.Sequential(nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3)))
+    parametrize.register_parametrization(model[0][0], "weight", Scaled(-1.0))
+    parametrize.register_parametrization(model[0][0], "weight", Symmetric())
+    parametrize.register_parametrization(model[0][1], "weight", Unchanged())
+    parametrize.register_parametrization(model[0][1], "weight", Scaled(0.5))
+    parametrize.register_parametrization(model[0][1], "bias", Unchanged())
+    return model
+
+
+def in_the_middle() -> nn.Module:
+    """A BatchNorm and a Block whose parametrized tensors come after other keys (buffers, a child's) in state_dict(),
+    a buffer state_dict() leaves out (persistent=False), and a submodule named "original"."""
+    norm, block = nn.BatchNorm1d(3), Block()
+    norm(torch.randn(4, 3))
+    block.register_buffer("mask", torch.ones(3), persistent=False)
+    parametrize.register_parametrization(norm, "weight", Scaled(2.0))
+    parametrize.register_parametrization(block, "scale", Symmetric())
+    return nn.Sequential(norm, block, nn.ModuleDict({"original": nn.Linear(3, 3)}))
+
+
+def frozen() -> nn.Module:
+    """A parametrized Parameter that does not require grad, and a plain model around it."""
+    model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+    model[0].weight.requires_grad_(False)
+    parametrize.register_parametrization(model[0], "weight", Scaled(2.0))
+    return model
+
+
+def kind(result: object) -> str:
+    """Clause 1: the class of a result."""
+    return f"{type(result).__module__}.{type(result).__qualname__}"
+
+
+def export_fixed(export: object) -> list:
+    """The fixed cases of export_plain_state_dict, clause by clause (the contract of part 1)."""
+
+    def case(build: object, observe: object) -> object:
+        def run() -> object:
+            torch.manual_seed(0)
+            return observe(export(build()))
+
+        return run
+
+    def kept(build: object) -> object:
+        def run() -> object:
+            torch.manual_seed(0)
+            return unchanged_after(export, build())[:4]
+
+        return run
+
+    def two_calls() -> list:
+        torch.manual_seed(0)
+        model = worked_example()
+        first, second = export(model), export(model)
+        return [kind(first), first is not second]
+
+    return [
+        fixed(1, "an nn.Linear gives exactly a dict", case(lambda: nn.Linear(2, 2), kind)),
+        fixed(1, "the worked example gives exactly a dict", case(worked_example, kind)),
+        fixed(
+            1,
+            "a model without any parametrization gives exactly a dict, not state_dict()'s OrderedDict",
+            case(lambda: nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)), kind),
+        ),
+        fixed(1, "two calls give two new dicts", two_calls),
+        fixed(2, "the worked example: each key renamed in place", case(worked_example, exported_keys)),
+        fixed(2, "a parametrized module in two places: both prefixes renamed", case(shared_twice, exported_keys)),
+        fixed(2, "parametrizations on the root module: no prefix", case(parametrized_root, exported_keys)),
+        fixed(2, "two levels deep, two parametrizations on one name", case(stacked, exported_keys)),
+        fixed(
+            2,
+            "a renamed key stays after its module's buffers and child's keys; a child named 'original' keeps its keys",
+            case(in_the_middle, exported_keys),
+        ),
+        fixed(3, "the worked example: the symmetric weight, the doubled bias", case(worked_example, exported_values)),
+        fixed(
+            3,
+            "two parametrizations on one name applied in turn; one that returns original itself",
+            case(stacked, exported_values),
+        ),
+        fixed(3, "a parametrized module in two places: its value under both keys", case(shared_twice, exported_values)),
+        fixed(3, "parametrizations on the root module", case(parametrized_root, exported_values)),
+        fixed(
+            3,
+            "buffers and parameters next to parametrized ones; a non-persistent buffer left out",
+            case(in_the_middle, exported_values),
+        ),
+        fixed(3, "a parametrized weight that does not require grad", case(frozen, exported_values)),
+        fixed(4, "the worked example keeps its classes, keys, values and what it computes", kept(worked_example)),
+        fixed(4, "a parametrized module in two places stays parametrized", kept(shared_twice)),
+        fixed(4, "the parametrized root stays parametrized", kept(parametrized_root)),
+        fixed(4, "stacked parametrizations stay", kept(stacked)),
+        fixed(4, "a BatchNorm and a Block keep their keys in their order", kept(in_the_middle)),
+    ]
+
+
 @single_thread
-def observe_export_hidden(ns: dict) -> list:
+def observe_export_hidden(ns: dict) -> dict:
     export = ns.get("export_plain_state_dict")
-
-    def first():
-        return type(export(nn.Linear(2, 2))) is dict
-
+    fixed_cases = export_fixed(export)
     rng = Random(EXPORT_SEED)
     torch.manual_seed(EXPORT_SEED)
     cases = sorted((export_case(rng) for _ in range(EXPORT_CASES)), key=lambda case: case[0])
-    return [*in_turn([[]], first), *in_turn(cases, lambda _, model: unchanged_after(export, model))]
+    return labelled(*fixed_cases, *seeded(cases, lambda _, model: unchanged_after(export, model)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -274,14 +408,154 @@ def materialize_case(case_seed: int) -> tuple[int, nn.Module, Counting, int]:
     return len(pool), model, counter, width
 
 
+CALLS: list = []  # the fixed cases' models log each call of the model here (a hook on the root)
+
+
+def counted(model: nn.Module) -> nn.Module:
+    """The model, with a forward hook on its root that logs each call of model(*args)."""
+    model.register_forward_hook(lambda module, args, output: CALLS.append(type(module).__name__))
+    return model
+
+
+def materialized(materialize: object, build: object, *shape: int) -> tuple:
+    """Build a model (seeded), call materialize(model, x) on it: (model, what it returned, the calls it made)."""
+    torch.manual_seed(0)
+    model = counted(build())
+    x = torch.randn(*shape)
+    CALLS.clear()
+    returned = materialize(model, x)
+    return model, returned, list(CALLS)
+
+
+def worked() -> nn.Module:
+    model = nn.Sequential(nn.LazyLinear(4), nn.LazyBatchNorm1d(), nn.Dropout(0.5))
+    model[2].eval()
+    return model
+
+
+def ready() -> nn.Module:
+    return nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3), nn.Dropout(0.5))
+
+
+def deep() -> nn.Module:
+    return nn.Sequential(nn.Linear(3, 3), nn.Sequential(nn.ReLU(), nn.Sequential(nn.LazyLinear(2))))
+
+
+def loaded() -> nn.Module:
+    """A lazy module whose parameters a checkpoint already materialized: still a LazyLinear until called."""
+    lazy = nn.LazyLinear(2)
+    lazy.load_state_dict(nn.Linear(3, 2).state_dict())
+    return nn.Sequential(nn.Linear(3, 3), lazy)
+
+
+def conv() -> nn.Module:
+    return nn.Sequential(nn.LazyConv1d(2, 3), nn.LazyBatchNorm1d(), nn.ReLU(), nn.LazyConv1d(1, 2))
+
+
+def mixed() -> nn.Module:
+    """The root in eval mode, a child training, a grandchild in eval mode, a trained BatchNorm training."""
+    norm = nn.BatchNorm1d(3)
+    norm(torch.randn(5, 3))
+    model = nn.Sequential(norm, nn.Sequential(nn.LazyLinear(3), nn.Sequential(nn.Dropout(0.5))), nn.LazyBatchNorm1d())
+    model.eval()
+    model[0].train()
+    model[1].train()
+    model[1][1].eval()
+    return model
+
+
+def training_norms() -> nn.Module:
+    """Every module training: a trained BatchNorm and a lazy one, whose running statistics must not move."""
+    norm = nn.BatchNorm1d(3, momentum=None)
+    norm(torch.randn(5, 3))
+    return nn.Sequential(norm, nn.LazyLinear(3), nn.LazyBatchNorm1d())
+
+
+def evaluating() -> nn.Module:
+    return nn.Sequential(nn.LazyLinear(3), nn.Dropout(0.5), nn.LazyBatchNorm1d()).eval()
+
+
+def returned_itself(materialize: object, build: object, *shape: int) -> bool:
+    """Clause 1: what materialize returned is the model itself."""
+    model, returned, _ = materialized(materialize, build, *shape)
+    return returned is model
+
+
+def called(materialize: object, build: object, *shape: int) -> list:
+    """Clause 2: the calls made, then each module's class and each parameter's and buffer's shape."""
+    model, _, calls = materialized(materialize, build, *shape)
+    return [
+        calls,
+        [type(m).__name__ for m in model.modules()],
+        [[name, list(p.shape)] for name, p in model.named_parameters()],
+        [[name, list(b.shape)] for name, b in model.named_buffers()],
+    ]
+
+
+def unchanged(materialize: object, build: object, *shape: int) -> list:
+    """Clause 3: each module's training flag and each buffer's values afterwards."""
+    model, _, _ = materialized(materialize, build, *shape)
+    return [[boolean(m.training) for m in model.modules()], [[name, data(b)] for name, b in model.named_buffers()]]
+
+
+def materialize_fixed(materialize: object) -> list:
+    """The fixed cases of materialize, clause by clause (the contract of part 2)."""
+    m = materialize
+
+    def lazy_root() -> nn.Module:
+        return nn.LazyLinear(3)
+
+    return [
+        fixed(1, "a lazy model: the model itself", lambda: returned_itself(m, worked, 8, 3)),
+        fixed(1, "a model with nothing lazy: the model itself", lambda: returned_itself(m, ready, 4, 3)),
+        fixed(1, "a model whose root is lazy: the model itself", lambda: returned_itself(m, lazy_root, 2, 5)),
+        fixed(2, "the worked example: one call, a Linear [4, 3] and a BatchNorm1d", lambda: called(m, worked, 8, 3)),
+        fixed(2, "nothing lazy: the model is not called", lambda: called(m, ready, 4, 3)),
+        fixed(2, "a lazy module three levels down: one call", lambda: called(m, deep, 2, 3)),
+        fixed(2, "the root itself lazy: one call", lambda: called(m, lazy_root, 2, 5)),
+        fixed(
+            2,
+            "a lazy module a checkpoint already materialized is still lazy: one call makes it a Linear",
+            lambda: called(m, loaded, 2, 3),
+        ),
+        fixed(2, "three lazy convolutions and norms: one call for all", lambda: called(m, conv, 2, 4, 6)),
+        fixed(
+            3, "the worked example: flags True, True, True, False, initial buffers", lambda: unchanged(m, worked, 8, 3)
+        ),
+        fixed(
+            3,
+            "mixed modes: the root in eval mode, a child and a trained BatchNorm training, a grandchild in eval mode",
+            lambda: unchanged(m, mixed, 4, 3),
+        ),
+        fixed(
+            3,
+            "everything training: the running statistics of a trained and of a lazy BatchNorm do not move",
+            lambda: unchanged(m, training_norms, 6, 3),
+        ),
+        fixed(3, "everything in eval mode stays in eval mode", lambda: unchanged(m, evaluating, 4, 2)),
+        fixed(3, "nothing lazy, mixed modes: nothing changes", lambda: unchanged(m, mixed_ready, 4, 3)),
+    ]
+
+
+def mixed_ready() -> nn.Module:
+    model = ready()
+    model[1](torch.randn(4, 3))
+    model[1].eval()
+    return model
+
+
 @single_thread
-def observe_materialize_hidden(ns: dict) -> list:
+def observe_materialize_hidden(ns: dict) -> dict:
     materialize = ns.get("materialize")
 
     def first():
         model = nn.Sequential(nn.LazyLinear(2))
         return materialize(model, torch.ones(1, 3)) is model
 
+    fixed_cases = [
+        fixed(1, "nn.Sequential(nn.LazyLinear(2)): the model itself", first),
+        *materialize_fixed(materialize),
+    ]
     rng = Random(MATERIALIZE_SEED)
     gen = torch.Generator().manual_seed(MATERIALIZE_SEED)
     torch.manual_seed(MATERIALIZE_SEED)
@@ -292,7 +566,7 @@ def observe_materialize_hidden(ns: dict) -> list:
         x = torch.randn(4, width, generator=gen)  # drawn in the test's order whatever the call does
         return after_materialize(materialize, model, counter, x)
 
-    return [*in_turn([[]], first), *in_turn(cases, case)]
+    return labelled(*fixed_cases, *seeded(cases, case))
 
 
 OBSERVERS = {
@@ -300,4 +574,19 @@ OBSERVERS = {
     "test_export_hidden": observe_export_hidden,
     "test_materialize_visible": observe_materialize_visible,
     "test_materialize_hidden": observe_materialize_hidden,
+}
+
+# hidden test cell -> {number of a clause of its part's contract, as the notebook numbers it: a short name}.
+CLAUSES = {
+    "test_export_hidden": {
+        1: "returns a new plain dict",
+        2: "keys in state_dict() order, each original renamed in place, under every prefix",
+        3: "values: the parametrized tensor for a renamed key, plain tensors without grad",
+        4: "the model is not changed",
+    },
+    "test_materialize_hidden": {
+        1: "returns the model itself",
+        2: "one call exactly when a module is lazy, which materializes every lazy module",
+        3: "nothing else changes: training flags and buffers",
+    },
 }

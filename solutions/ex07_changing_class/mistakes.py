@@ -114,6 +114,43 @@ EXPORT_APPENDS_AT_END = '''def export_plain_state_dict(model):
     return {**plain, **computed}
 '''
 
+# Builds the result as state_dict() does, in an OrderedDict: right keys and values, but not exactly a dict.
+EXPORT_ORDERED_DICT = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    from collections import OrderedDict
+
+    stored = {}
+    for prefix, module in model.named_modules(remove_duplicate=False):
+        if parametrize.is_parametrized(module):
+            dotted = f"{prefix}." if prefix else ""
+            for name in module.parametrizations:
+                stored[f"{dotted}parametrizations.{name}.original"] = (f"{dotted}{name}", module, name)
+    plain = OrderedDict()
+    with torch.no_grad():
+        for key, value in model.state_dict().items():
+            if key in stored:
+                plain_key, module, name = stored[key]
+                plain[plain_key] = getattr(module, name).detach()
+            else:
+                plain[key] = value
+    return plain
+'''
+
+# Notes the keys first, then removes every parametrization from the model itself (leave_parametrized=True) and reads
+# the plain values back in the noted order: right keys, order and values, and the model is changed for good.
+EXPORT_REMOVES_KEEPING_ORDER = '''def export_plain_state_dict(model):
+    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
+    import re
+
+    keys = [re.sub(r"parametrizations\\.(\\w+)\\.original$", r"\\1", key) for key in model.state_dict()]
+    for module in model.modules():
+        while parametrize.is_parametrized(module):
+            name = next(iter(module.parametrizations))
+            parametrize.remove_parametrizations(module, name, leave_parametrized=True)
+    state = model.state_dict()
+    return {key: state[key] for key in keys}
+'''
+
 # A correct part 1 written differently: parses each key and resolves its module by path.
 EXPORT_CORRECT_BY_KEY = '''def export_plain_state_dict(model):
     """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
@@ -195,6 +232,24 @@ MATERIALIZE_UNINITIALIZED_ONLY = '''def materialize(model, *args):
     return model
 '''
 
+# Returns early with a bare `return` when nothing is lazy: None instead of the model.
+MATERIALIZE_RETURNS_NONE_WHEN_READY = '''def materialize(model, *args):
+    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
+    modules = list(model.modules())
+    if not any(isinstance(module, LazyModuleMixin) for module in modules):
+        return
+    flags = [(module, module.training) for module in modules]
+    for module in modules:
+        module.training = False
+    try:
+        with torch.no_grad():
+            model(*args)
+    finally:
+        for module, flag in flags:
+            module.training = flag
+    return model
+'''
+
 # A correct part 2 written differently: flags kept by qualified name, restored through get_submodule.
 MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
     """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
@@ -218,6 +273,11 @@ ANSWERS = {
     "export_first_name_only": {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY},
     "export_first_parametrization_only": {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
     "export_appends_at_end": {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
+    "export_ordered_dict": {
+        "export_plain_state_dict": EXPORT_ORDERED_DICT,
+        "materialize": MATERIALIZE_RETURNS_NONE_WHEN_READY,
+    },
+    "export_removes_keeping_order": {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
     "materialize_train_after": {"materialize": MATERIALIZE_TRAIN_AFTER},
     "materialize_root_flag_only": {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
     "materialize_keeps_mode": {"materialize": MATERIALIZE_KEEPS_MODE},
@@ -277,6 +337,18 @@ EXPECTED = {
         "test_materialize_visible": 0,
         "test_materialize_hidden": 0,
     },
+    "export_ordered_dict": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
+    "export_removes_keeping_order": {
+        "test_export_visible": 0,
+        "test_export_hidden": 0,
+        "test_materialize_visible": 0,
+        "test_materialize_hidden": 0,
+    },
     "materialize_train_after": {
         "test_export_visible": 0,
         "test_export_hidden": 0,
@@ -312,5 +384,20 @@ EXPECTED = {
         "test_export_hidden": 4,
         "test_materialize_visible": 2,
         "test_materialize_hidden": 4,
+    },
+}
+
+# hidden test cell -> {clause number of its part's contract: a scripted student whose answer breaks that clause alone}.
+BREAKS = {
+    "test_export_hidden": {
+        1: "export_ordered_dict",
+        2: "export_appends_at_end",
+        3: "export_first_parametrization_only",
+        4: "export_removes_keeping_order",
+    },
+    "test_materialize_hidden": {
+        1: "export_ordered_dict",
+        2: "materialize_always_calls",
+        3: "materialize_root_flag_only",
     },
 }
