@@ -735,6 +735,7 @@ def buffer_cases(mini_module: type) -> list:
         object.__setattr__(bench.m, "note", 5)
         for name in ("w", "b", "sub", "side", "note", "forward", "level", "size", "kind"):
             bench.do(lambda name=name: bench.m.register_buffer(name, bench.tensor(f"T for {name}")))
+        bench.do(lambda: bench.m.register_buffer("w", [1.0]))  # KeyError before the tensor check
         return bench.done()
 
     def not_a_tensor():
@@ -749,7 +750,9 @@ def buffer_cases(mini_module: type) -> list:
         fixed(5, "on a half-built object: AttributeError, before the other checks", half),
         fixed(5, "a name that is not a str raises TypeError, before the tensor check", not_a_str),
         fixed(5, 'a name with a "." or "" raises KeyError, before the tensor check', dots),
-        fixed(5, "a name taken by a parameter, a submodule (None entries too), an attribute, a method...", taken),
+        fixed(
+            5, "a name taken by a parameter, a submodule (None entries too), an attribute, a method...: KeyError", taken
+        ),
         fixed(5, "a list, an int, a MiniModule as the tensor raise TypeError", not_a_tensor),
     ]
 
@@ -2091,13 +2094,16 @@ class HookBench:
         if kind.startswith("pre"):
 
             def hook(module, args):
-                log.append(f"{label}({names.get(id(module))}, args={[show(a) for a in args]})")
+                given = "" if type(args) is tuple else f" as {kind_of(args)}"
+                log.append(f"{label}({names.get(id(module))}, args={[show(a) for a in args]}{given})")
                 if kind == "pre tuple":
                     return (args[0] + constant,)
                 if kind == "pre pair":
                     return (args[0], constant)
                 if kind == "pre bare":
                     return args[0] * constant
+                if kind == "pre list":
+                    return [args[0] * constant]
                 if kind == "pre raises":
                     raise KeyError(label)
                 return None
@@ -2105,7 +2111,10 @@ class HookBench:
         else:
 
             def hook(module, args, output):
-                log.append(f"{label}({names.get(id(module))}, args={[show(a) for a in args]}, out={show(output)})")
+                given = "" if type(args) is tuple else f" as {kind_of(args)}"
+                log.append(
+                    f"{label}({names.get(id(module))}, args={[show(a) for a in args]}{given}, out={show(output)})"
+                )
                 if kind == "forward replace":
                     return output - constant
                 if kind == "forward raises":
@@ -2295,6 +2304,13 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         bench.call()
         return bench.seen
 
+    def pre_list():
+        bench = HookBench(mini_module)
+        bench.register("root", "pre", bench.hook("p1", "pre log"))
+        bench.register("root", "pre", bench.hook("p2", "pre list", 2.0))
+        bench.call()  # forward gets the list itself as x, and fails on it
+        return bench.seen
+
     def keywords():
         bench = HookBench(mini_module)
         bench.register("root", "pre", bench.hook("p1", "pre log"))
@@ -2360,6 +2376,7 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         fixed(4, "the same hook on two modules: a handle removes its module's entry only", two_modules),
         fixed(5, "pre-hooks in order: None keeps args, a tensor is wrapped, a tuple replaces them", pre_chain),
         fixed(5, "a pre-hook's 2-tuple becomes forward's two positional arguments", pre_pair),
+        fixed(5, "a pre-hook's list is one argument, wrapped like any non-tuple", pre_list),
         fixed(6, "keyword arguments reach forward untouched, and no hook sees them", keywords),
         fixed(6, "without hooks, module(x) is forward(x), keyword arguments included", no_hooks),
         fixed(6, "an exception in a pre-hook, a forward hook or forward propagates unchanged", propagate),

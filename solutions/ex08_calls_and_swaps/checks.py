@@ -380,6 +380,14 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
         call_with(model, {"1.weight": torch.zeros(3, 3)}, torch.ones(2, 3))
         return counter.calls
 
+    def hooks_run():
+        lin = nn.Linear(3, 3)
+        ran: list = []
+        lin.register_forward_pre_hook(lambda module, args: ran.append("pre-hook"))
+        lin.register_forward_hook(lambda module, args, output: ran.append("forward hook"))
+        call_with(lin, {"weight": torch.zeros(3, 3)}, torch.ones(2, 3))
+        return ran
+
     def batch_norm():
         model = nn.BatchNorm1d(3)
         given = {
@@ -504,6 +512,7 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
             probe_case(shared_probe, ["0.weight", "0.stat"]),
         ),
         fixed(3, "module(*args) runs once (a Counting module used twice inside counts two)", once),
+        fixed(3, "module(*args), not module.forward: the module's own hooks run, once each", hooks_run),
         fixed(3, "BatchNorm in training mode updates the given running statistics in place", batch_norm),
         fixed(3, "the given BatchNorm buffers after the call (hand-built case 5)", lambda: facts[4]["given buffers"]),
         fixed(4, "what the call returns is a tensor (the visible lines of this cell)", first),
