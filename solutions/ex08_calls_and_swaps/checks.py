@@ -335,14 +335,15 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
 
         return run
 
-    def probe_case(build: Callable[[], tuple], names: list) -> Callable[[], object]:
+    def probe_case(build: Callable[[], tuple], names: list, grad: bool = True) -> Callable[[], object]:
         """During the call: which registry entries hold the given objects, what reached the given tensors."""
 
         def run():
             model, probes = build()
             valid = named_tensors(model)
             given = {
-                name: torch.full_like(valid[name], 5.0).requires_grad_(valid[name].requires_grad) for name in names
+                name: torch.full_like(valid[name], 5.0).requires_grad_(valid[name].requires_grad and grad)
+                for name in names
             }
             try:
                 call_with(model, given, torch.ones(3))
@@ -354,7 +355,8 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
             seen = [[[labels.get(id(item), kind_of(item)) for item in row] for row in probe.seen] for probe in probes]
             for probe in probes:
                 for loss in probe.kept:
-                    loss.backward()
+                    if loss.requires_grad:
+                        loss.backward()
             reached = [[name, grad_of(value) if value.requires_grad else data(value)] for name, value in given.items()]
             own = [[name, grad_of(value), data(value)] for name, value in valid.items()]
             return [None if error is None else raised(error), seen, reached, own]
@@ -500,6 +502,11 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
             3,
             "the entries hold the given objects themselves: gradients and in-place updates reach them",
             probe_case(one_probe, ["weight", "stat"]),
+        ),
+        fixed(
+            3,
+            "a tensor without grad goes into a parameter's entry as it is, not as a Parameter",
+            probe_case(one_probe, ["weight"], grad=False),
         ),
         fixed(
             3,
