@@ -13,7 +13,7 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from grader.observing import data, exact, in_turn, kind_of, plain, raised, whole
+from grader.observing import data, exact, fixed, in_turn, kind_of, labelled, plain, raised, seeded, whole
 
 SLOTS = (
     "training",
@@ -357,26 +357,419 @@ def random_sequence(rng: random.Random) -> list:
     return steps
 
 
-def observe_mini_hidden(ns: dict) -> list:
-    mini_module = ns.get("MiniModule")
+class Bench:
+    """One fixed case of part 1: a fresh Probe (built or half-built) and the objects the case hands it, each named."""
 
+    def __init__(self, mini_module: type, half: bool = False) -> None:
+        self.probe, self.leaf_type = mini_classes(mini_module)
+        self.m = self.probe.__new__(self.probe) if half else self.probe()
+        self.names = {id(self.m): "m"}
+        self.keep: list = [self.m]
+        self.seen: list = []
+
+    def named(self, label: str, value: object) -> object:
+        self.names[id(value)] = label
+        self.keep.append(value)
+        return value
+
+    def param(self, label: str) -> nn.Parameter:
+        return self.named(label, nn.Parameter(torch.full((1,), float(len(self.keep)))))
+
+    def tensor(self, label: str) -> torch.Tensor:
+        return self.named(label, torch.full((2,), -float(len(self.keep))))
+
+    def leaf(self, label: str) -> object:
+        return self.named(label, self.leaf_type())
+
+    def put(self, registry: str, name: str, value: object, persistent: bool = True) -> None:
+        """An entry written straight into a registry (not through the submission's methods)."""
+        vars(self.m)[registry][name] = value
+        if not persistent:
+            vars(self.m)["_non_persistent_buffers_set"].add(name)
+
+    def view(self, value: object) -> object:
+        if id(value) in self.names:
+            return self.names[id(value)]
+        if type(value) in PLAIN:
+            return exact(value)
+        if type(value) in (dict, OrderedDict):
+            return [kind_of(value), [[plain(key), self.view(item)] for key, item in value.items()]]
+        if type(value) in (set, frozenset):
+            return [kind_of(value), plain(sorted(value, key=repr))]
+        return kind_of(value)
+
+    def state(self) -> list:
+        """vars(m) key by key, in order, with what each holds."""
+        return [[plain(key), self.view(value)] for key, value in vars(self.m).items()]
+
+    def do(self, action: Callable[[], object]) -> None:
+        """An action and the state after it: what it returned (by name) or the class of what it raised."""
+        got = outcome(action)
+        result = ["returned", self.view(got[1])] if got[0] == "ok" else ["raised", type(got[1]).__name__]
+        self.seen.append([result, self.state()])
+
+    def set(self, name: str, value: object) -> None:
+        self.do(lambda: setattr(self.m, name, value))
+
+    def get(self, name: str) -> None:
+        got = outcome(lambda: getattr(self.m, name))
+        if got[0] == "ok":
+            self.seen.append(["returned", self.view(got[1])])
+        else:
+            error = got[1]
+            self.seen.append(["raised", type(error).__name__, str(error) if type(error) is AttributeError else None])
+
+    def done(self) -> list:
+        return self.seen
+
+
+def init_cases(mini_module: type) -> list:
+    def slots():
+        bench = Bench(mini_module)
+        return bench.state()
+
+    def no_sharing():
+        probe, _ = mini_classes(mini_module)
+        one, two = probe(), probe()
+        shared = [key for key in SLOTS if key != "training" and vars(one).get(key) is vars(two).get(key)]
+        in_class = [key for key in SLOTS if key != "training" and vars(one).get(key) is getattr(probe, key, None)]
+        return [shared, in_class]
+
+    def set_before():
+        class Early(mini_module):
+            def __init__(self):
+                object.__setattr__(self, "note", "early")
+                mini_module.__init__(self)
+
+        made = Early()
+        return [[plain(key), kind_of(value)] for key, value in vars(made).items()]
+
+    def again():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "w", bench.param("P1"))
+        bench.put("_buffers", "mean", bench.tensor("T1"), persistent=False)
+        bench.put("_modules", "sub", bench.leaf("M1"))
+        object.__setattr__(bench.m, "note", 5)
+        vars(bench.m)["training"] = False
+        old = {key: vars(bench.m)[key] for key in SLOTS}
+        bench.do(lambda: type(bench.m).__init__(bench.m))
+        return [bench.done(), [key for key in SLOTS[1:] if vars(bench.m).get(key) is old[key]]]
+
+    return [
+        fixed(1, "the seven slots of a new Probe, in order, with their types and training True", slots),
+        fixed(1, "two instances share no container (nor take one from the class)", no_sharing),
+        fixed(1, "attributes set before __init__ stay ahead of the slots", set_before),
+        fixed(1, "__init__ again on a filled Probe: new empty slots, the plain attribute stays", again),
+    ]
+
+
+def setattr_cases(mini_module: type) -> list:
     def first():
         module = mini_module()
         module.w = nn.Parameter(torch.zeros(1))
         return kind_of(vars(module)["_parameters"])
 
-    seen = in_turn([[]], first)
-    try:
+    def new_and_replaced():
+        bench = Bench(mini_module)
+        one, two, three = bench.param("P1"), bench.param("P2"), bench.param("P3")
+        bench.set("a", one)
+        bench.set("b", two)
+        bench.set("a", three)  # a new Parameter on a registered name keeps its place
+        return bench.done()
+
+    def parameter_replaces():
+        bench = Bench(mini_module)
+        object.__setattr__(bench.m, "x", 5)
+        bench.put("_buffers", "mean", bench.tensor("T1"), persistent=False)
+        bench.put("_modules", "sub", bench.leaf("M1"))
+        for name in ("x", "mean", "sub"):
+            bench.set(name, bench.param(f"P for {name}"))
+        return bench.done()
+
+    def bad_names():
+        bench = Bench(mini_module)
+        object.__setattr__(bench.m, "a.b", 1)
+        bench.put("_buffers", "", bench.tensor("T1"), persistent=False)
+        bench.set("a.b", bench.param("P1"))  # KeyError, with the plain attribute already removed
+        bench.set("", bench.param("P2"))  # KeyError, with the buffer already removed
+        return bench.done()
+
+    def class_names():
+        bench = Bench(mini_module)
+        for name in ("forward", "size", "level", "kind", "register_buffer"):
+            bench.set(name, bench.param(f"P for {name}"))
+        return bench.done()
+
+    def half_parameter():
+        bench = Bench(mini_module, half=True)
+        bench.set("w", bench.param("P1"))
+        bench.set("w", None)  # rule 6 on a half-built object
+        return bench.done()
+
+    def parameter_name():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "w", bench.param("P1"))
+        bench.put("_parameters", "v", bench.param("P2"))
+        for value in (bench.tensor("T1"), bench.leaf("M1"), 3, "text", None):
+            bench.set("w", value)
+        return bench.done()
+
+    def module_routing():
+        bench = Bench(mini_module)
+        object.__setattr__(bench.m, "x", 5)
+        bench.put("_buffers", "mean", bench.tensor("T1"), persistent=False)
+        bench.put("_modules", "first", None)
+        for name in ("x", "mean", "a.b", "", "forward", "new", "first"):
+            bench.set(name, bench.leaf(f"M for {name!r}"))
+        return bench.done()
+
+    def half_module():
+        bench = Bench(mini_module, half=True)
+        bench.set("sub", bench.leaf("M1"))
+        return bench.done()
+
+    def module_name():
+        bench = Bench(mini_module)
+        bench.put("_modules", "sub", bench.leaf("M1"))
+        for value in (bench.tensor("T1"), 3, [1.0], None):
+            bench.set("sub", value)
+        return bench.done()
+
+    def buffer_name():
+        bench = Bench(mini_module)
+        bench.put("_buffers", "mean", bench.tensor("T1"), persistent=False)
+        bench.put("_buffers", "var", bench.tensor("T2"))
+        for name, value in (("mean", bench.tensor("T3")), ("var", None), ("var", 3), ("mean", [1.0]), ("var", "x")):
+            bench.set(name, value)
+        bench.set("var", bench.tensor("T4"))
+        return bench.done()
+
+    def plain_values():
+        bench = Bench(mini_module)
+        for name, value in (("scale", bench.tensor("T1")), ("count", 3), ("text", "x"), ("nothing", None)):
+            bench.set(name, value)
+        bench.set("scale", bench.tensor("T2"))
+        return bench.done()
+
+    def half_plain():
+        bench = Bench(mini_module, half=True)
+        for name, value in (("x", bench.tensor("T1")), ("y", 3), ("z", None), ("x", 4)):
+            bench.set(name, value)
+        return bench.done()
+
+    def python_rules():
+        bench = Bench(mini_module)
+        bench.set("level", 4)  # the setter stores it as _level
+        bench.set("size", 5)  # no setter: AttributeError
+        bench.set("kind", "instance")  # shadows the class attribute
+        return bench.done()
+
+    return [
+        fixed(2, "a Parameter on a new MiniModule(): _parameters stays a dict", first),
+        fixed(2, "rule 1: Parameters under new names go last, a registered name keeps its place", new_and_replaced),
+        fixed(
+            2, "rule 1: a Parameter over a plain attribute, a non-persistent buffer, a submodule", parameter_replaces
+        ),
+        fixed(2, 'rule 1: a Parameter named "a.b" or "" raises KeyError after the removal', bad_names),
+        fixed(2, "rule 1: a Parameter named like a method, a property or a class attribute: KeyError", class_names),
+        fixed(2, "rule 1: a Parameter on a half-built object raises AttributeError", half_parameter),
+        fixed(
+            2, "rule 2: a tensor, a MiniModule, an int, a str on a parameter name raise TypeError; None", parameter_name
+        ),
+        fixed(2, "rule 3: MiniModules over a plain attribute, a buffer, None, and unchecked names", module_routing),
+        fixed(2, "rule 3: a MiniModule on a half-built object raises AttributeError", half_module),
+        fixed(2, "rule 4: a tensor, an int, a list on a submodule name raise TypeError; None", module_name),
+        fixed(
+            2, "rule 5: tensors and None on buffer names keep their persistence; others raise TypeError", buffer_name
+        ),
+        fixed(2, "rule 6: a plain tensor, int, str, None under new names are plain attributes", plain_values),
+        fixed(2, "rule 6: every value but a Parameter or a MiniModule on a half-built object", half_plain),
+        fixed(2, "rule 6: a property's setter, a property without one, a class attribute", python_rules),
+    ]
+
+
+def getattr_cases(mini_module: type) -> list:
+    def registries():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "w", bench.param("P1"))
+        bench.put("_buffers", "mean", bench.tensor("T1"))
+        bench.put("_modules", "sub", bench.leaf("M1"))
+        for name in ("w", "mean", "sub"):
+            bench.get(name)
+        return bench.done()
+
+    def none_entries():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "b", None)
+        bench.put("_buffers", "c", None)
+        bench.put("_modules", "d", None)
+        for name in ("b", "c", "d"):
+            bench.get(name)
+        return bench.done()
+
+    def first_registry():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "x", None)
+        bench.put("_buffers", "x", bench.tensor("T1"))
+        bench.put("_buffers", "y", bench.tensor("T2"))
+        bench.put("_modules", "y", bench.leaf("M1"))
+        bench.put("_modules", "x", bench.leaf("M2"))
+        for name in ("x", "y"):
+            bench.get(name)
+        return bench.done()
+
+    def missing():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "weight", bench.param("P1"))
+        for name in ("wieght", "_private", "a.b"):
+            bench.get(name)
+        return bench.done()
+
+    def half():
+        bench = Bench(mini_module, half=True)
+        for name in ("w", "_parameters", "training"):
+            bench.get(name)
+        return bench.done()
+
+    return [
+        fixed(3, "a parameter, a buffer and a submodule are found in their registries", registries),
+        fixed(3, "a None entry of each registry is returned as None", none_entries),
+        fixed(3, "a name in two registries: _parameters, then _buffers, then _modules", first_registry),
+        fixed(3, "a missing name raises AttributeError with the exact message", missing),
+        fixed(3, "on a half-built object: AttributeError with the exact message, no recursion", half),
+    ]
+
+
+def delattr_cases(mini_module: type) -> list:
+    def each_kind():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "w", bench.param("P1"))
+        bench.put("_buffers", "mean", bench.tensor("T1"), persistent=False)
+        bench.put("_buffers", "var", bench.tensor("T2"))
+        bench.put("_modules", "sub", bench.leaf("M1"))
+        object.__setattr__(bench.m, "note", 5)
+        for name in ("mean", "w", "sub", "var", "note"):
+            bench.do(lambda name=name: delattr(bench.m, name))
+        return bench.done()
+
+    def none_entries():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "b", None)
+        bench.put("_buffers", "c", None, persistent=False)
+        bench.put("_modules", "d", None)
+        for name in ("b", "c", "d"):
+            bench.do(lambda name=name: delattr(bench.m, name))
+        return bench.done()
+
+    def first_registry():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "x", bench.param("P1"))
+        bench.put("_buffers", "x", bench.tensor("T1"))
+        bench.put("_buffers", "y", bench.tensor("T2"), persistent=False)
+        bench.put("_modules", "y", bench.leaf("M1"))
+        for name in ("x", "y", "y"):
+            bench.do(lambda name=name: delattr(bench.m, name))
+        return bench.done()
+
+    def missing():
+        bench = Bench(mini_module)
+        for name in ("nothing", "forward"):
+            bench.do(lambda name=name: delattr(bench.m, name))
+        return bench.done()
+
+    def replay():
         probe, leaf = mini_classes(mini_module)
-        one, two = probe(), probe()
-        seen.append([key for key in SLOTS if key != "training" and vars(one).get(key) is vars(two).get(key)])
-    except Exception as error:  # noqa: BLE001
-        return [*seen, raised(error)]
-    seen.append(mini_replay(probe, leaf, mini_module, FIXED_MINI_STEPS))
+        return mini_replay(probe, leaf, mini_module, FIXED_MINI_STEPS)
+
+    return [
+        fixed(4, "a non-persistent buffer, a parameter, a submodule, a buffer, a plain attribute", each_kind),
+        fixed(4, "None entries of each registry are deleted", none_entries),
+        fixed(4, "a name in two registries: only the first is deleted", first_registry),
+        fixed(4, "a name that is nowhere (or a method) raises AttributeError", missing),
+        fixed(4, "register_buffer(persistent=False), then del: the fixed sequence", replay),
+    ]
+
+
+def buffer_cases(mini_module: type) -> list:
+    def registered():
+        bench = Bench(mini_module)
+        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T1")))
+        bench.do(lambda: bench.m.register_buffer("none", None))
+        bench.do(lambda: bench.m.register_buffer("param", bench.param("P1")))
+        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T2")))  # keeps its place
+        return bench.done()
+
+    def persistence():
+        bench = Bench(mini_module)
+        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T1"), persistent=False))
+        bench.do(lambda: bench.m.register_buffer("var", bench.tensor("T2"), False))
+        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T3")))  # the default: persistent again
+        bench.do(lambda: bench.m.register_buffer("var", None, persistent=True))
+        bench.do(lambda: bench.m.register_buffer("var", bench.tensor("T4"), persistent=False))
+        return bench.done()
+
+    def half():
+        bench = Bench(mini_module, half=True)
+        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T1")))
+        bench.do(lambda: bench.m.register_buffer(3, [1.0]))
+        return bench.done()
+
+    def not_a_str():
+        bench = Bench(mini_module)
+        for name in (3, None, b"mean"):
+            bench.do(lambda name=name: bench.m.register_buffer(name, [1.0]))
+        return bench.done()
+
+    def dots():
+        bench = Bench(mini_module)
+        for name in ("a.b", "", "."):
+            bench.do(lambda name=name: bench.m.register_buffer(name, [1.0]))
+        return bench.done()
+
+    def taken():
+        bench = Bench(mini_module)
+        bench.put("_parameters", "w", bench.param("P1"))
+        bench.put("_parameters", "b", None)
+        bench.put("_modules", "sub", bench.leaf("M1"))
+        bench.put("_modules", "side", None)
+        object.__setattr__(bench.m, "note", 5)
+        for name in ("w", "b", "sub", "side", "note", "forward", "level", "size", "kind"):
+            bench.do(lambda name=name: bench.m.register_buffer(name, bench.tensor(f"T for {name}")))
+        bench.do(lambda: bench.m.register_buffer("w", [1.0]))  # KeyError before the tensor check
+        return bench.done()
+
+    def not_a_tensor():
+        bench = Bench(mini_module)
+        for value in ([1.0], 3, bench.leaf("M1")):
+            bench.do(lambda value=value: bench.m.register_buffer("mean", value))
+        return bench.done()
+
+    return [
+        fixed(5, "a tensor, None and a Parameter are registered; a registered buffer keeps its place", registered),
+        fixed(5, "persistent=False marks the name; persistent=True or the default unmarks it", persistence),
+        fixed(5, "on a half-built object: AttributeError, before the other checks", half),
+        fixed(5, "a name that is not a str raises TypeError, before the tensor check", not_a_str),
+        fixed(5, 'a name with a "." or "" raises KeyError, before the tensor check', dots),
+        fixed(
+            5, "a name taken by a parameter, a submodule (None entries too), an attribute, a method...: KeyError", taken
+        ),
+        fixed(5, "a list, an int, a MiniModule as the tensor raise TypeError", not_a_tensor),
+    ]
+
+
+def observe_mini_hidden(ns: dict) -> dict:
+    mini_module = ns.get("MiniModule")
+    cases = [
+        *init_cases(mini_module),
+        *setattr_cases(mini_module),
+        *getattr_cases(mini_module),
+        *delattr_cases(mini_module),
+        *buffer_cases(mini_module),
+    ]
     rng = random.Random(MINI_SEED)
-    for _ in range(MINI_SEQUENCES):
-        seen.append(mini_replay(probe, leaf, mini_module, random_sequence(rng)))
-    return seen
+    sequences = [[random_sequence(rng)] for _ in range(MINI_SEQUENCES)]
+    probe, leaf = mini_classes(mini_module)
+    return labelled(*cases, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -764,13 +1157,187 @@ def traversal_play(trees: Trees, step: tuple) -> list:
     return seen
 
 
-def observe_traversal_hidden(ns: dict) -> list:
-    mini_module = ns.get("MiniModule")
+def tree_of(mini_module: type, recipe: list) -> tuple:
+    """A MiniModule tree from a recipe of make_twins (nn.Module side dropped) and the labels of its objects."""
+    root = make_twins(mini_module, recipe)[0]
+    return root, labels_of(root)
 
+
+def pairs_loose(result: object, labels: dict) -> list:
+    """A traversal's pairs by name and object, whatever kind of pair holds them (the pair's type is clause 1's)."""
+    seen = []
+    for item in list(result):
+        try:
+            name, value = item
+        except Exception:  # noqa: BLE001 - not a pair
+            seen.append(["not a pair", kind_of(item)])
+            continue
+        seen.append([plain(name), labels.get(id(value), "not a registered object")])
+    return seen
+
+
+def one_call(mini_module: type, recipe: list, method: str) -> Callable[[], list]:
+    """One call of one method on a fresh tree (a case never calls a second method on its tree)."""
+
+    def run():
+        root, labels = tree_of(mini_module, recipe)
+        return pairs_loose(getattr(root, method)(), labels)
+
+    return run
+
+
+TRAVERSAL_TREES = {
+    "deep": [
+        ("enc", "leaf"),
+        ("enc.inner", "leaf"),
+        ("enc.inner.core", "leaf"),
+        ("side", "module", None),
+        ("dec", "leaf"),
+        ("dec.out", "leaf"),
+    ],
+    "shared": [("x", "leaf"), ("a", "leaf"), ("a.c", "leaf"), ("b", "module", "a")],
+    "tied": [
+        ("w", "param", (2,)),
+        ("b", "param", None),
+        ("enc", "leaf"),
+        ("enc.v", "param", (1,)),
+        ("enc.w", "param", "w"),
+        ("enc.u", "param", (3,)),
+        ("dec", "module", "enc"),
+        ("head", "leaf"),
+        ("head.t", "param", "enc.u"),
+        ("head.s", "param", (1,)),
+    ],
+    "buffers": [
+        ("mean", "buffer", (2,)),
+        ("count", "buffer", (1,), False),
+        ("none", "buffer", None),
+        ("enc", "leaf"),
+        ("enc.var", "buffer", (1,), False),
+        ("enc.mean", "buffer", "mean"),
+        ("enc.run", "buffer", (2,)),
+        ("dec", "module", "enc"),
+        ("head", "leaf"),
+        ("head.stat", "buffer", "enc.run", False),
+    ],
+}
+
+
+def traversal_cases(mini_module: type) -> list:
     def first():
         return plain([name for name, _ in make_twins(mini_module, [("w", "param", (1,))])[0].named_parameters()])
 
-    seen = in_turn([[]], first)
+    def types_of(method: str, recipe: list) -> Callable[[], object]:
+        def run():
+            root, _ = tree_of(mini_module, recipe)
+            items = list(getattr(root, method)())
+            bad = [item for item in items if type(item) is not tuple or len(item) != 2 or type(item[0]) is not str]
+            return [True, None] if not bad else [False, kind_of(bad[0])]
+
+        return run
+
+    def unchanged(recipe: list) -> Callable[[], object]:
+        def run():
+            root, _ = tree_of(mini_module, recipe)
+            before = snapshot_of(root)
+            seen = []
+            for method in ("named_modules", "named_parameters", "named_buffers", "named_modules", "named_buffers"):
+                list(getattr(root, method)())
+                seen.append([method, snapshot_of(root) == before])
+            return seen
+
+        return run
+
+    def again(method: str) -> Callable[[], object]:
+        def run():
+            root, labels = tree_of(mini_module, TRAVERSAL_TREES["tied"] + TRAVERSAL_TREES["buffers"][:3])
+            first_time = pairs_loose(getattr(root, method)(), labels)
+            return [pairs_loose(getattr(root, method)(), labels) == first_time for _ in range(2)]
+
+        return run
+
+    return [
+        fixed(
+            1,
+            "named_modules() of a deep tree gives (str, module) tuples",
+            types_of("named_modules", TRAVERSAL_TREES["deep"]),
+        ),
+        fixed(
+            1, "named_parameters() gives (str, Parameter) tuples", types_of("named_parameters", TRAVERSAL_TREES["tied"])
+        ),
+        fixed(1, "named_buffers() gives (str, tensor) tuples", types_of("named_buffers", TRAVERSAL_TREES["buffers"])),
+        fixed(2, "a root alone: only ('', root)", one_call(mini_module, [], "named_modules")),
+        fixed(
+            2,
+            "a deep tree: pre-order, depth first, dotted names, None skipped",
+            one_call(mini_module, TRAVERSAL_TREES["deep"], "named_modules"),
+        ),
+        fixed(
+            3,
+            "a module in two places is yielded once, under its first name, not walked twice",
+            one_call(mini_module, TRAVERSAL_TREES["shared"], "named_modules"),
+        ),
+        fixed(
+            3,
+            "a module registered under the root and under a child, once",
+            one_call(mini_module, [("a", "leaf"), ("b", "leaf"), ("b.x", "module", "a")], "named_modules"),
+        ),
+        fixed(4, "a one-parameter tree (the visible lines of this cell)", first),
+        fixed(
+            4,
+            "tied parameters, a shared submodule and a None entry: each Parameter once, first name",
+            one_call(mini_module, TRAVERSAL_TREES["tied"], "named_parameters"),
+        ),
+        fixed(
+            4,
+            "the same Parameter under two names of one module, once",
+            one_call(
+                mini_module, [("w", "param", (1,)), ("v", "param", "w"), ("u", "param", (2,))], "named_parameters"
+            ),
+        ),
+        fixed(
+            5,
+            "persistent and non-persistent buffers, shared tensors once, None skipped",
+            one_call(mini_module, TRAVERSAL_TREES["buffers"], "named_buffers"),
+        ),
+        fixed(
+            5,
+            "only non-persistent buffers are still yielded",
+            one_call(
+                mini_module,
+                [("a", "leaf"), ("a.n", "buffer", (1,), False), ("m", "buffer", (2,), False)],
+                "named_buffers",
+            ),
+        ),
+        fixed(
+            6,
+            "all three methods, twice, change no registry of the tree",
+            unchanged(TRAVERSAL_TREES["tied"] + TRAVERSAL_TREES["buffers"][:3]),
+        ),
+        fixed(6, "named_modules() called again on one tree gives the same pairs", again("named_modules")),
+        fixed(6, "named_parameters() called again on one tree gives the same pairs", again("named_parameters")),
+    ]
+
+
+def snapshot_of(root: object) -> list:
+    """The registries of every module of a MiniModule tree (and the non-persistent sets), as ids."""
+    seen, found = set(), []
+    todo = [root]
+    while todo:
+        module = todo.pop(0)
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        for registry in ("_parameters", "_buffers", "_modules"):
+            found.append(tuple((key, id(value)) for key, value in vars(module)[registry].items()))
+        found.append(tuple(sorted(vars(module)["_non_persistent_buffers_set"])))
+        todo += [child for child in vars(module)["_modules"].values() if child is not None]
+    return found
+
+
+def observe_traversal_hidden(ns: dict) -> dict:
+    mini_module = ns.get("MiniModule")
+    cases = traversal_cases(mini_module)
     node = node_class(mini_module)
 
     def next_step(rng, trees):
@@ -779,10 +1346,10 @@ def observe_traversal_hidden(ns: dict) -> list:
     next_step.lengths = (1, 12)
     threads = quiet_threads()
     try:
-        seen += run_sequences(TRAVERSAL_SEED, TRAVERSAL_SEQUENCES, lambda: Trees(node), next_step, traversal_play)
+        sequences = run_sequences(TRAVERSAL_SEED, TRAVERSAL_SEQUENCES, lambda: Trees(node), next_step, traversal_play)
     finally:
         torch.set_num_threads(threads)
-    return seen
+    return labelled(*cases, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -990,13 +1557,295 @@ def state_dict_play(trees: Trees, step: tuple) -> list:
     return saved_seen(trees)
 
 
-def observe_state_dict_hidden(ns: dict) -> list:
-    mini_module = ns.get("MiniModule")
+def registered_tensors(root: object) -> list:
+    """Every parameter and buffer of a MiniModule tree, by its first path, in walk order."""
+    found, seen = [], set()
+    for path, module in walk_tree(root):
+        for registry in ("_parameters", "_buffers"):
+            for key, value in vars(module)[registry].items():
+                if value is not None and id(value) not in seen:
+                    seen.add(id(value))
+                    found.append((f"{path}.{key}" if path else key, value))
+    return found
 
+
+def walk_tree(root: object) -> list:
+    """(path, module) for every module of a MiniModule tree once, pre-order, read from the registries."""
+    found, seen = [], set()
+
+    def visit(module, path):
+        if id(module) in seen:
+            return
+        seen.add(id(module))
+        found.append((path, module))
+        for key, child in vars(module)["_modules"].items():
+            if child is not None:
+                visit(child, f"{path}.{key}" if path else key)
+
+    visit(root, "")
+    return found
+
+
+def loose_load(got: tuple) -> object:
+    """What a load did, the returned pair read loosely (its exact type is clause 8's)."""
+    status, value = got
+    if status == "raised":
+        return ["raises", type(value).__name__, str(value) if type(value) is RuntimeError else None]
+    try:
+        missing, unexpected = value
+        return ["returns", plain(list(missing)), plain(list(unexpected))]
+    except Exception:  # noqa: BLE001 - not a pair
+        return ["returns", kind_of(value)]
+
+
+def loading(
+    mini_module: type,
+    recipe: list,
+    checkpoint: Callable[[], object],
+    strict: object = "default",
+    exact_result: bool = False,
+) -> Callable[[], list]:
+    """A load into a fresh tree: what it returned or raised, then each registered tensor (same object? dtype,
+    requires_grad, values)."""
+
+    def run():
+        root = make_twins(mini_module, recipe)[0]
+        before = registered_tensors(root)
+        kwargs = {} if strict == "default" else {"strict": strict}
+        given = checkpoint()
+        got = outcome(lambda: root.load_state_dict(given, **kwargs))
+        result = load_seen(got) if exact_result else loose_load(got)
+        after = dict(registered_tensors(root))
+        tensors = [
+            [key, after.get(key) is value, str(value.dtype), value.requires_grad, data(value)] for key, value in before
+        ]
+        return [result, tensors]
+
+    return run
+
+
+SD_TREE = [
+    ("w", "param", (2,)),
+    ("b", "param", None),
+    ("mean", "buffer", (2,)),
+    ("count", "buffer", (1,), False),
+    ("gone", "buffer", None),
+    ("side", "module", None),
+    ("enc", "leaf"),
+    ("enc.v", "param", (3,)),
+    ("enc.inner", "leaf"),
+    ("enc.inner.u", "param", (1,)),
+    ("enc.stat", "buffer", (1,)),
+    ("head", "leaf"),
+    ("head.z", "param", (2,)),
+]
+SD_SHARED = [
+    ("enc", "leaf"),
+    ("enc.w", "param", (2,)),
+    ("enc.mean", "buffer", (1,)),
+    ("dec", "module", "enc"),
+    ("head", "leaf"),
+    ("head.t", "param", "enc.w"),
+    ("head.s", "buffer", "enc.mean"),
+    ("t", "param", "enc.w"),
+]
+LOAD_TREE = [("w", "param", (2,)), ("mean", "buffer", (2,)), ("enc", "leaf"), ("enc.v", "param", (3,))]
+
+
+def full(scale: float = 1.0, dtype: torch.dtype = torch.float32) -> dict:
+    """A complete checkpoint of LOAD_TREE."""
+    return {
+        "w": torch.tensor([1.0, 2.0], dtype=dtype) * scale,
+        "mean": torch.tensor([3.0, 4.0], dtype=dtype) * scale,
+        "enc.v": torch.tensor([5.0, 6.0, 7.0], dtype=dtype) * scale,
+    }
+
+
+def state_dict_cases(mini_module: type) -> list:
     def first():
         return isinstance(make_twins(mini_module, [("w", "param", (1,))])[0].state_dict(), dict)
 
-    seen = in_turn([[]], first)
+    def keys(recipe: list) -> Callable[[], object]:
+        def run():
+            root = make_twins(mini_module, recipe)[0]
+            saved = root.state_dict()
+            again = root.state_dict()
+            return [isinstance(saved, dict), saved is not again, plain(list(saved))]
+
+        return run
+
+    def values(recipe: list) -> Callable[[], object]:
+        def run():
+            root = make_twins(mini_module, recipe)[0]
+            saved = root.state_dict()
+            seen = []
+            for key, value in saved.items():
+                registered = resolve(root, key)
+                seen.append(
+                    [
+                        key,
+                        value is registered,
+                        kind_of(value),
+                        value.requires_grad,
+                        registered.requires_grad,
+                        value.data_ptr() == registered.data_ptr(),
+                    ]
+                )
+            for value in saved.values():
+                value.add_(10.0)  # in place: the module's tensors change too
+            seen.append([[key, data(value)] for key, value in registered_tensors(root)])
+            return seen
+
+        return run
+
+    def not_a_mapping(value: Callable[[], object]) -> Callable[[], object]:
+        return loading(mini_module, LOAD_TREE, value)
+
+    def untouched():
+        root = make_twins(mini_module, LOAD_TREE)[0]
+        checkpoint = OrderedDict([("enc.v", torch.zeros(3)), ("w", torch.zeros(2)), ("ghost", torch.ones(1))])
+        before = [(key, id(value), data(value)) for key, value in checkpoint.items()]
+        got = outcome(lambda: root.load_state_dict(checkpoint, strict=False))
+        return [[(key, id(value), data(value)) for key, value in checkpoint.items()] == before, loose_load(got)[0]]
+
+    def proxy():
+        return loading(mini_module, LOAD_TREE, lambda: types.MappingProxyType(full(2.0)))()
+
+    def shared_twice():
+        def checkpoint():
+            return {
+                "enc.w": torch.ones(2),
+                "enc.mean": torch.ones(1),
+                "dec.w": torch.full((2,), 2.0),
+                "dec.mean": torch.full((1,), 2.0),
+                "head.t": torch.full((2,), 3.0),
+                "head.s": torch.full((1,), 3.0),
+                "t": torch.full((2,), 4.0),
+            }
+
+        return loading(mini_module, SD_SHARED, checkpoint)()
+
+    def errors_a_and_b():
+        def checkpoint():
+            return {"w": [1.0, 2.0], "mean": torch.ones(3), "enc.v": torch.full((3,), 9.0)}
+
+        return loading(mini_module, LOAD_TREE, checkpoint, strict=False)()
+
+    def unexpected_order():
+        def checkpoint():
+            entries = full()
+            return OrderedDict(
+                [
+                    ("enc.zz", torch.ones(1)),
+                    ("zz", torch.ones(1)),
+                    *entries.items(),
+                    ("enc.v.x", torch.ones(1)),
+                    ("a.b.c", torch.ones(1)),
+                ]
+            )
+
+        return loading(mini_module, LOAD_TREE, checkpoint, strict=False)()
+
+    def unexpected_kinds():
+        recipe = [*LOAD_TREE, ("side", "module", None), ("b", "param", None), ("count", "buffer", (1,), False)]
+
+        def checkpoint():
+            return {
+                **full(),
+                "side.w": torch.ones(1),
+                "w.x": torch.ones(1),
+                "b": torch.ones(1),
+                "count": torch.ones(1),
+                "enc": torch.ones(1),
+            }
+
+        return loading(mini_module, recipe, checkpoint, strict=False)()
+
+    return [
+        fixed(1, "state_dict() of a one-parameter tree is a dict (the visible lines of this cell)", first),
+        fixed(1, "parameters, persistent buffers, then children; None and non-persistent left out", keys(SD_TREE)),
+        fixed(
+            1,
+            "a root with only non-persistent and None buffers saves nothing",
+            keys([("n", "buffer", (1,), False), ("m", "buffer", None)]),
+        ),
+        fixed(2, "a shared submodule and tied tensors are saved under every name", keys(SD_SHARED)),
+        fixed(
+            2,
+            "a submodule registered three times, one level down",
+            keys([("a", "leaf"), ("a.w", "param", (1,)), ("b", "leaf"), ("b.x", "module", "a"), ("c", "module", "a")]),
+        ),
+        fixed(
+            3,
+            "each value is a new tensor without grad that shares memory with the module's",
+            values([step for step in SD_TREE if len(step) < 4]),
+        ),
+        fixed(4, "a list of (key, tensor) pairs raises TypeError", not_a_mapping(lambda: list(full().items()))),
+        fixed(
+            4, "a str and None raise TypeError", lambda: [not_a_mapping(lambda: "w")(), not_a_mapping(lambda: None)()]
+        ),
+        fixed(4, "the checkpoint is not modified by a load", untouched),
+        fixed(4, "a read-only mapping proxy is a mapping and loads", proxy),
+        fixed(
+            5,
+            "a complete checkpoint is copied in place: same objects, dtype and requires_grad",
+            loading(mini_module, LOAD_TREE, lambda: full(3.0)),
+        ),
+        fixed(
+            5,
+            "float64 values are copied into the float32 tensors",
+            loading(mini_module, LOAD_TREE, lambda: full(2.0, torch.float64)),
+        ),
+        fixed(
+            5,
+            "missing keys in walk order; the present ones copied (strict=False)",
+            loading(mini_module, SD_TREE, lambda: {"enc.stat": torch.ones(1), "w": torch.ones(2)}, strict=False),
+        ),
+        fixed(5, "a shared submodule and tied tensors are loaded under every name, the last one wins", shared_twice),
+        fixed(
+            5,
+            "a value that is not a tensor (error A) and a wrong shape (error B) raise, strict=False too",
+            errors_a_and_b,
+        ),
+        fixed(6, "unexpected keys module by module, not in the checkpoint's order", unexpected_order),
+        fixed(
+            6,
+            "keys under a None submodule are expected; under a parameter, a None parameter or module names are not",
+            unexpected_kinds,
+        ),
+        fixed(
+            7,
+            "strict: a missing and an unexpected key raise with nn.Module's message",
+            loading(mini_module, LOAD_TREE, lambda: {"w": torch.ones(2), "mean": torch.ones(2), "zz": torch.ones(1)}),
+        ),
+        fixed(
+            7,
+            "strict=True given: only a missing key",
+            loading(mini_module, LOAD_TREE, lambda: {"w": torch.ones(2), "mean": torch.ones(2)}, strict=True),
+        ),
+        fixed(
+            7,
+            "strict: missing key first, then errors A and B in the order recorded; matching entries already copied",
+            loading(mini_module, LOAD_TREE, lambda: {"w": torch.ones(3), "enc.v": "x"}),
+        ),
+        fixed(8, "a clean load returns LoadResult([], [])", loading(mini_module, LOAD_TREE, full, exact_result=True)),
+        fixed(
+            8,
+            "strict=False returns the missing and the unexpected keys in a LoadResult",
+            loading(
+                mini_module,
+                LOAD_TREE,
+                lambda: {"w": torch.ones(2), "enc.v": torch.ones(3), "zz": torch.ones(1)},
+                strict=False,
+                exact_result=True,
+            ),
+        ),
+    ]
+
+
+def observe_state_dict_hidden(ns: dict) -> dict:
+    mini_module = ns.get("MiniModule")
+    cases = state_dict_cases(mini_module)
     node = node_class(mini_module)
 
     def next_step(rng, trees):
@@ -1009,13 +1858,17 @@ def observe_state_dict_hidden(ns: dict) -> list:
     next_step.lengths = (1, 12)
     threads = quiet_threads()
     try:
-        seen.append(fixed_sequence(Trees(node, twin=True), FIXED_LOAD_STEPS, state_dict_play))
-        seen += run_sequences(
+        first = in_turn([[]], lambda: fixed_sequence(Trees(node, twin=True), FIXED_LOAD_STEPS, state_dict_play))
+        sequences = run_sequences(
             STATE_DICT_SEED, STATE_DICT_SEQUENCES - 1, lambda: Trees(node, twin=True), next_step, state_dict_play
         )
     finally:
         torch.set_num_threads(threads)
-    return seen
+    return labelled(
+        *cases,
+        ("the fixed sequence of saves and loads", first[0]),
+        *seeded([[sequence] for sequence in sequences], lambda sequence: sequence),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1213,23 +2066,340 @@ def random_hook_step(rng: random.Random, trees: HookTrees) -> tuple:
     return ("bad train", index, rng.choice(["yes", 1, 0, None, 1.0]))
 
 
-def observe_modes_hidden(ns: dict) -> list:
-    mini_module = ns.get("MiniModule")
+class HookBench:
+    """One fixed case of part 4: a fresh tree of nodes (made without part 1), hooks that log what they see, and the
+    handles the case got."""
 
+    def __init__(self, mini_module: type, links: list = ()) -> None:
+        node = node_class(mini_module)
+        self.nodes = {"root": new_node(node)}
+        for parent, key, child in links:
+            if child is None:
+                vars(self.nodes[parent])["_modules"][key] = None
+                continue
+            if child not in self.nodes:
+                self.nodes[child] = new_node(node)
+            vars(self.nodes[parent])["_modules"][key] = self.nodes[child]
+        self.names = {id(module): name for name, module in self.nodes.items()}
+        self.log: list = []
+        self.handles: list = []
+        self.seen: list = []
+
+    def hook(self, label: str, kind: str, constant: float = 1.0) -> Callable:
+        log, names = self.log, self.names
+
+        def show(values):
+            return [round(v, 4) for v in values.tolist()] if isinstance(values, torch.Tensor) else kind_of(values)
+
+        if kind.startswith("pre"):
+
+            def hook(module, args):
+                given = "" if type(args) is tuple else f" as {kind_of(args)}"
+                log.append(f"{label}({names.get(id(module))}, args={[show(a) for a in args]}{given})")
+                if kind == "pre tuple":
+                    return (args[0] + constant,)
+                if kind == "pre pair":
+                    return (args[0], constant)
+                if kind == "pre bare":
+                    return args[0] * constant
+                if kind == "pre list":
+                    return [args[0] * constant]
+                if kind == "pre raises":
+                    raise KeyError(label)
+                return None
+
+        else:
+
+            def hook(module, args, output):
+                given = "" if type(args) is tuple else f" as {kind_of(args)}"
+                log.append(
+                    f"{label}({names.get(id(module))}, args={[show(a) for a in args]}{given}, out={show(output)})"
+                )
+                if kind == "forward replace":
+                    return output - constant
+                if kind == "forward raises":
+                    raise LookupError(label)
+                return None
+
+        self.names[id(hook)] = label
+        return hook
+
+    def register(self, where: str, family: str, hook: Callable) -> None:
+        method = "register_forward_pre_hook" if family == "pre" else "register_forward_hook"
+        got = outcome(lambda: getattr(self.nodes[where], method)(hook))
+        self.handles.append(got[1] if got[0] == "ok" else None)
+        self.seen.append(["registered" if got[0] == "ok" else raised(got[1]), self.tables()])
+
+    def remove(self, number: int) -> None:
+        got = outcome(self.handles[number].remove)
+        self.seen.append([raised(got[1]) if got[0] == "raised" else "removed", self.tables()])
+
+    def call(self, where: str = "root", **kwargs: object) -> None:
+        self.log.clear()
+        with torch.no_grad():
+            got = outcome(lambda: self.nodes[where](torch.tensor([1.0, -0.5]), **kwargs))
+        result = raised(got[1]) if got[0] == "raised" else data(got[1], qualified=True)
+        self.seen.append([list(self.log), result])
+
+    def tables(self) -> list:
+        """Every node's two hook tables: whether the keys are ints, and the hooks by label in order."""
+        seen = []
+        for name, module in self.nodes.items():
+            for table in ("_forward_pre_hooks", "_forward_hooks"):
+                entries = vars(module)[table]
+                if not isinstance(entries, dict):
+                    seen.append([name, table, "not a dict", kind_of(entries)])
+                else:
+                    labels = [self.names.get(id(h), "?") for h in entries.values()]
+                    seen.append([name, table, all(type(key) is int for key in entries), labels])
+        return seen
+
+    def flags(self) -> list:
+        return [[name, exact(vars(module)["training"])] for name, module in self.nodes.items()]
+
+    def mode(self, where: str, action: Callable[[object], object]) -> None:
+        module = self.nodes[where]
+        got = outcome(lambda: action(module))
+        result = raised(got[1]) if got[0] == "raised" else ["returns self", got[1] is module]
+        self.seen.append([result, self.flags()])
+
+
+MODE_TREE = [("root", "a", "a"), ("a", "c", "c"), ("root", "side", None), ("root", "b", "a"), ("root", "d", "d")]
+
+
+def modes_cases(mini_module: type, hook_handle: object) -> list:
     def first():
         root = make_twins(mini_module, [])[0]
         return root.train() is root
 
-    seen = in_turn([[]], first)
-    node = node_class(mini_module)
+    def train_tree():
+        bench = HookBench(mini_module, MODE_TREE)
+        bench.mode("root", lambda m: m.train(False))
+        bench.mode("a", lambda m: m.train(True))
+        bench.mode("root", lambda m: m.train())
+        return bench.seen
+
+    def refused():
+        bench = HookBench(mini_module, MODE_TREE)
+        vars(bench.nodes["a"])["training"] = False
+        for mode in (1, 0, "yes", None, 1.0, "", [True]):
+            bench.mode("root", lambda m, mode=mode: m.train(mode))
+        return bench.seen
+
+    def eval_tree():
+        bench = HookBench(mini_module, MODE_TREE)
+        bench.mode("root", lambda m: m.eval())
+        return bench.seen
+
+    def eval_subtree():
+        bench = HookBench(mini_module, MODE_TREE)
+        bench.mode("a", lambda m: m.eval())
+        vars(bench.nodes["root"])["training"] = False
+        bench.mode("d", lambda m: m.eval())
+        return bench.seen
+
+    def entries():
+        bench = HookBench(mini_module, [("root", "a", "a")])
+        one, two, three = bench.hook("h1", "pre log"), bench.hook("h2", "pre log"), bench.hook("f1", "forward log")
+        bench.register("root", "pre", one)
+        bench.register("root", "pre", two)
+        bench.register("root", "forward", three)
+        bench.register("a", "pre", one)
+        kinds = [
+            [
+                isinstance(handle, hook_handle) if isinstance(hook_handle, type) else None,
+                isinstance(handle, RemovableHandle),
+            ]
+            for handle in bench.handles
+        ]
+        return [bench.seen, kinds, len({id(handle) for handle in bench.handles})]
+
+    def new_keys():
+        bench = HookBench(mini_module, [("root", "a", "a")])
+        steps = [("root", "pre", "h1"), ("a", "pre", "h2"), ("root", "forward", "f1"), ("a", "forward", "f2")]
+        keys = []
+        for where, family, label in steps:
+            table = vars(bench.nodes[where])["_forward_pre_hooks" if family == "pre" else "_forward_hooks"]
+            before = set(table)
+            bench.register(where, family, bench.hook(label, "pre log" if family == "pre" else "forward log"))
+            keys.append(sorted(set(table) - before))
+        bench.remove(0)
+        table = vars(bench.nodes["root"])["_forward_pre_hooks"]
+        before = set(table)
+        bench.register("root", "pre", bench.hook("h3", "pre log"))
+        keys.append(sorted(set(table) - before))
+        new = [found[0] if len(found) == 1 else None for found in keys]
+        increasing = all(type(k) is int for k in new) and all(a < b for a, b in zip(new, new[1:], strict=False))
+        return [bench.seen, [len(found) for found in keys], increasing]
+
+    def same_callable():
+        bench = HookBench(mini_module, [("root", "a", "a")])
+        hook = bench.hook("h", "pre log")
+        bench.register("root", "pre", hook)
+        bench.register("root", "pre", hook)
+        bench.register("a", "pre", hook)
+        bench.call()
+        return bench.seen
+
+    def the_fixed_sequence():
+        trees = HookTrees(node_class(mini_module))
+        return fixed_sequence(trees, FIXED_HOOK_STEPS, modes_play)
+
+    def own_entry():
+        bench = HookBench(mini_module)
+        for label in ("h1", "h2", "h3"):
+            bench.register("root", "pre", bench.hook(label, "pre log"))
+        bench.remove(1)
+        bench.remove(1)
+        bench.remove(0)
+        bench.call()
+        return bench.seen
+
+    def later_of_two(family: str) -> Callable[[], list]:
+        def run():
+            bench = HookBench(mini_module)
+            kind = "pre log" if family == "pre" else "forward replace"
+            first, other = bench.hook("f", kind, 2.0), bench.hook("g", kind, 3.0)
+            bench.register("root", family, first)
+            bench.register("root", family, other)
+            bench.register("root", family, first)
+            bench.remove(2)  # the later entry of f goes; the first one stays ahead of g
+            bench.call()
+            bench.remove(2)
+            bench.remove(0)
+            bench.call()
+            return bench.seen
+
+        return run
+
+    def two_modules():
+        bench = HookBench(mini_module, [("root", "a", "a")])
+        hook = bench.hook("f", "forward log")
+        bench.register("root", "forward", hook)
+        bench.register("a", "forward", hook)
+        bench.remove(1)
+        bench.call()
+        return bench.seen
+
+    def pre_chain():
+        bench = HookBench(mini_module)
+        hooks = [
+            ("p1", "pre log", 0.0),
+            ("p2", "pre bare", 2.0),
+            ("p3", "pre log", 0.0),
+            ("p4", "pre tuple", 1.5),
+            ("p5", "pre log", 0.0),
+            ("p6", "pre bare", -1.0),
+            ("p7", "pre log", 0.0),
+        ]
+        for label, kind, constant in hooks:
+            bench.register("root", "pre", bench.hook(label, kind, constant))
+        bench.call()
+        return bench.seen
+
+    def pre_pair():
+        bench = HookBench(mini_module)
+        bench.register("root", "pre", bench.hook("p1", "pre pair", 0.75))
+        bench.register("root", "pre", bench.hook("p2", "pre log"))
+        bench.call()
+        return bench.seen
+
+    def pre_list():
+        bench = HookBench(mini_module)
+        bench.register("root", "pre", bench.hook("p1", "pre log"))
+        bench.register("root", "pre", bench.hook("p2", "pre list", 2.0))
+        bench.call()  # forward gets the list itself as x, and fails on it
+        return bench.seen
+
+    def keywords():
+        bench = HookBench(mini_module)
+        bench.register("root", "pre", bench.hook("p1", "pre log"))
+        bench.register("root", "forward", bench.hook("f1", "forward log"))
+        bench.call(shift=0.25)
+        bench.call()
+        return bench.seen
+
+    def no_hooks():
+        bench = HookBench(mini_module, [("root", "a", "a")])
+        bench.call()
+        bench.call(shift=-1.0)
+        return bench.seen
+
+    def propagate():
+        seen = []
+        for family, kind in (("pre", "pre raises"), ("forward", "forward raises")):
+            bench = HookBench(mini_module)
+            bench.register("root", family, bench.hook("x", kind))
+            bench.call()
+            seen.append(bench.seen)
+        bench = HookBench(mini_module)
+        bench.call(shift="text")  # forward itself raises TypeError
+        seen.append(bench.seen)
+        return seen
+
+    def forward_chain():
+        bench = HookBench(mini_module)
+        bench.register("root", "pre", bench.hook("p1", "pre bare", 2.0))
+        hooks = [
+            ("f1", "forward log", 0.0),
+            ("f2", "forward replace", 1.5),
+            ("f3", "forward log", 0.0),
+            ("f4", "forward replace", 0.5),
+            ("f5", "forward log", 0.0),
+        ]
+        for label, kind, constant in hooks:
+            bench.register("root", "forward", bench.hook(label, kind, constant))
+        bench.call()
+        return bench.seen
+
+    def submodules():
+        bench = HookBench(mini_module, [("root", "a", "a"), ("a", "c", "c"), ("root", "b", "a")])
+        bench.register("a", "forward", bench.hook("fa", "forward replace", 1.0))
+        bench.register("c", "forward", bench.hook("fc", "forward log"))
+        bench.register("root", "forward", bench.hook("fr", "forward log"))
+        bench.call()
+        return bench.seen
+
+    return [
+        fixed(1, "train() on a new tree returns the module itself (the visible lines of this cell)", first),
+        fixed(1, "train(False), train(True) on a subtree, train(): shared and deep modules, None skipped", train_tree),
+        fixed(1, "1, 0, 'yes', None, 1.0, '', [True] raise ValueError and change no flag", refused),
+        fixed(2, "eval() sets False on every module below and returns self", eval_tree),
+        fixed(2, "eval() on a subtree leaves the modules above it and beside it", eval_subtree),
+        fixed(3, "entries go last under int keys; each registration returns a new HookHandle", entries),
+        fixed(3, "keys are new across tables and modules, and after a removal", new_keys),
+        fixed(3, "the same callable registered twice on one module and once on a child: three entries", same_callable),
+        fixed(3, "the fixed sequence: registrations and removals, then a call", the_fixed_sequence),
+        fixed(4, "remove() deletes its own entry; a second call does nothing", own_entry),
+        fixed(4, "the same pre-hook twice: the later handle removes the later entry", later_of_two("pre")),
+        fixed(4, "the same forward hook twice: the later handle removes the later entry", later_of_two("forward")),
+        fixed(4, "the same hook on two modules: a handle removes its module's entry only", two_modules),
+        fixed(5, "pre-hooks in order: None keeps args, a tensor is wrapped, a tuple replaces them", pre_chain),
+        fixed(5, "a pre-hook's 2-tuple becomes forward's two positional arguments", pre_pair),
+        fixed(5, "a pre-hook's list is one argument, wrapped like any non-tuple", pre_list),
+        fixed(6, "keyword arguments reach forward untouched, and no hook sees them", keywords),
+        fixed(6, "without hooks, module(x) is forward(x), keyword arguments included", no_hooks),
+        fixed(6, "an exception in a pre-hook, a forward hook or forward propagates unchanged", propagate),
+        fixed(
+            7, "forward hooks in order see the args after the pre-hooks; a result replaces the output", forward_chain
+        ),
+        fixed(7, "submodules run their own hooks, once per call (a shared one twice)", submodules),
+    ]
+
+
+def observe_modes_hidden(ns: dict) -> dict:
+    mini_module = ns.get("MiniModule")
     threads = quiet_threads()
     try:
-        seen.append(fixed_sequence(HookTrees(node), FIXED_HOOK_STEPS, modes_play))
+        cases = modes_cases(mini_module, ns.get("HookHandle"))
+        node = node_class(mini_module)
         random_hook_step.lengths = (1, 14)
-        seen += run_sequences(MODES_SEED, MODES_SEQUENCES - 1, lambda: HookTrees(node), random_hook_step, modes_play)
+        sequences = run_sequences(
+            MODES_SEED, MODES_SEQUENCES - 1, lambda: HookTrees(node), random_hook_step, modes_play
+        )
     finally:
         torch.set_num_threads(threads)
-    return seen
+    return labelled(*cases, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
 
 
 OBSERVERS = {
@@ -1241,4 +2411,41 @@ OBSERVERS = {
     "test_state_dict_hidden": whole(observe_state_dict_hidden),
     "test_modes_and_hooks_visible": whole(observe_modes_visible),
     "test_modes_and_hooks_hidden": whole(observe_modes_hidden),
+}
+
+CLAUSES = {
+    "test_mini_module_hidden": {
+        1: "__init__ writes the seven slots, new and in order",
+        2: "__setattr__ routes by the six rules, in order",
+        3: "__getattr__ reads the registries, or raises the exact AttributeError",
+        4: "__delattr__ deletes from the first registry that has the name",
+        5: "register_buffer checks in order, then registers and sets persistence",
+    },
+    "test_traversal_hidden": {
+        1: "each method gives (str, registered object) tuples",
+        2: "named_modules walks depth first, pre-order, with dotted names",
+        3: "named_modules gives each module once, under its first name",
+        4: "named_parameters gives each Parameter once, under its first name",
+        5: "named_buffers does the same for every buffer, persistent or not",
+        6: "no method changes the tree; a second call gives the same",
+    },
+    "test_state_dict_hidden": {
+        1: "state_dict saves parameters, persistent buffers, then children",
+        2: "state_dict does not de-duplicate",
+        3: "each value is tensor.detach()",
+        4: "load_state_dict refuses a non-mapping and never modifies the checkpoint",
+        5: "matching entries are copied in place; missing keys, errors A and B",
+        6: "unexpected keys, module by module",
+        7: "the messages and the RuntimeError; strict",
+        8: "a LoadResult of two new lists of str",
+    },
+    "test_modes_and_hooks_hidden": {
+        1: "train(mode) checks mode is a bool, sets every flag below, returns self",
+        2: "eval() is train(False)",
+        3: "registering adds a new entry under a never-used int key, returns a HookHandle",
+        4: "HookHandle.remove() deletes its own entry only, once",
+        5: "pre-hooks run in order and may replace args",
+        6: "forward gets the args and the keyword arguments; exceptions propagate",
+        7: "forward hooks run in order and may replace the output",
+    },
 }

@@ -182,6 +182,28 @@ MINI_DELATTR_KEEPS_MARK = _variant(
     "",
 )
 
+# __init__ starts from a clean instance dict: attributes set before __init__ (or kept across a second __init__)
+# are lost, where nn.Module.__init__ only writes its own slots.
+MINI_INIT_CLEARS_DICT = _variant(
+    MINI_CORRECT,
+    "        for name, value in zip(SLOTS, fresh):\n",
+    "        vars(self).clear()\n        for name, value in zip(SLOTS, fresh):\n",
+)
+
+# register_buffer only ever adds to _non_persistent_buffers_set: registering a non-persistent buffer again as
+# persistent leaves it non-persistent.
+MINI_BUFFER_NEVER_UNMARKS = _variant(
+    MINI_CORRECT,
+    """        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+""",
+    """        if not persistent:
+            self._non_persistent_buffers_set.add(name)
+""",
+)
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: Traversal
 # ---------------------------------------------------------------------------------------------------------
@@ -254,6 +276,47 @@ TRAVERSAL_BREADTH_FIRST = _variant(
     TRAVERSAL_BREADTH_FIRST,
     "            stack.extend(reversed(children))  # the first child is popped first\n",
     "            stack.extend(children)\n",
+)
+
+# Pairs as lists: [name, module] reads like a pair, but nn.Module gives tuples.
+TRAVERSAL_LIST_PAIRS = _variant(
+    _variant(
+        TRAVERSAL_CORRECT, "            found.append((name, module))\n", "            found.append([name, module])\n"
+    ),
+    '                found.append((f"{prefix}.{key}" if prefix else key, value))\n',
+    '                found.append([f"{prefix}.{key}" if prefix else key, value])\n',
+)
+
+# named_modules remembers nothing: a shared submodule is yielded (and walked) once per name.
+TRAVERSAL_MODULES_NOT_DEDUPLICATED = _variant(
+    TRAVERSAL_CORRECT,
+    """            if id(module) in seen:
+                continue
+""",
+    "",
+)
+
+# named_buffers leaves out the non-persistent buffers, as state_dict() does: persistence is state_dict's business.
+TRAVERSAL_BUFFERS_PERSISTENT_ONLY = _variant(
+    TRAVERSAL_CORRECT,
+    """                if value is None or id(value) in seen:
+""",
+    """                if value is None or id(value) in seen or key in vars(module)["_non_persistent_buffers_set"]:
+""",
+)
+
+# named_modules marks each module it reaches in the module itself and never clears the mark: the first call is
+# right, every later call finds the tree already walked.
+TRAVERSAL_MARKS_STAY = _variant(
+    TRAVERSAL_CORRECT,
+    """            if id(module) in seen:
+                continue
+            seen.add(id(module))
+""",
+    """            if vars(module).get("_walked"):
+                continue
+            vars(module)["_walked"] = True
+""",
 )
 
 # ---------------------------------------------------------------------------------------------------------
@@ -397,6 +460,63 @@ STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = _variant(
 """,
 )
 
+# state_dict() borrows named_modules' memo: a submodule registered under two names is saved under the first only.
+STATE_DICT_SKIPS_SHARED = _variant(
+    _variant(
+        STATE_DICT_CORRECT,
+        """    def state_dict(self, prefix=""):
+        \"\"\"A new OrderedDict {qualified key: detached tensor} of every parameter and persistent buffer.\"\"\"
+""",
+        """    def state_dict(self, prefix="", seen=None):
+        \"\"\"A new OrderedDict {qualified key: detached tensor} of every parameter and persistent buffer.\"\"\"
+        seen = set() if seen is None else seen
+        seen.add(id(self))
+""",
+    ),
+    """            if child is not None:
+                result.update(child.state_dict(prefix + key + "."))
+""",
+    """            if child is not None and id(child) not in seen:
+                result.update(child.state_dict(prefix + key + ".", seen))
+""",
+)
+
+# The values are the registered tensors themselves, not detached: a saved Parameter still requires grad.
+STATE_DICT_NOT_DETACHED = _variant(
+    STATE_DICT_CORRECT,
+    "        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())\n",
+    "        result = OrderedDict((prefix + key, value) for key, value in self._own_tensors().items())\n",
+)
+
+# No mapping check: dict(state_dict) happily turns a list of (key, tensor) pairs into a checkpoint.
+STATE_DICT_ACCEPTS_PAIRS = _variant(
+    STATE_DICT_CORRECT,
+    """        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"a checkpoint must be a mapping, not {type(state_dict).__name__}")
+""",
+    "",
+)
+
+# Assigns the checkpoint's tensor as the data instead of copying into it: the module keeps its tensor object,
+# but takes the checkpoint's dtype (and memory).
+STATE_DICT_ASSIGNS_DATA = _variant(
+    STATE_DICT_CORRECT,
+    """                else:
+                    with torch.no_grad():
+                        tensor.copy_(value)
+""",
+    """                else:
+                    tensor.data = value
+""",
+)
+
+# Returns a plain tuple (missing, unexpected) instead of the LoadResult named tuple.
+STATE_DICT_RETURNS_TUPLE = _variant(
+    STATE_DICT_CORRECT,
+    "        return LoadResult(missing, unexpected)\n",
+    "        return missing, unexpected\n",
+)
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 4: HookHandle and ModesAndHooks
 # ---------------------------------------------------------------------------------------------------------
@@ -509,6 +629,63 @@ MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = _variant(
     "            replaced = hook(self, original, result)\n",
 )
 
+# eval() sets the flag of the module it is called on only, instead of calling train(False).
+MODES_EVAL_ROOT_ONLY = _variant(
+    MODES_CORRECT,
+    """        return self.train(False)
+""",
+    """        self.training = False
+        return self
+""",
+)
+
+# remove() looks its hook up by value: it deletes the first entry holding the same callable, which is another
+# handle's entry when one callable was registered twice.
+MODES_REMOVE_BY_CALLABLE = _variant(
+    _variant(
+        _variant(
+            MODES_CORRECT,
+            """    def __init__(self, table):
+        \"\"\"Remember the table; take a new id from a counter shared by every handle.\"\"\"
+        self.table = table
+""",
+            """    def __init__(self, table, hook=None):
+        \"\"\"Remember the table; take a new id from a counter shared by every handle.\"\"\"
+        self.table = table
+        self.hook = hook
+""",
+        ),
+        """        if self.key in self.table:
+            del self.table[self.key]
+""",
+        """        for key, hook in self.table.items():
+            if hook is self.hook:
+                del self.table[key]
+                break
+""",
+    ),
+    "        handle = HookHandle(table)\n",
+    "        handle = HookHandle(table, hook)\n",
+)
+
+# Every pre-hook gets the arguments the module was called with, not the ones the previous pre-hook returned.
+MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = _variant(
+    _variant(
+        MODES_CORRECT,
+        "        for hook in tuple(self._forward_pre_hooks.values()):\n",
+        "        original = args\n        for hook in tuple(self._forward_pre_hooks.values()):\n",
+    ),
+    "            new_args = hook(self, args)\n",
+    "            new_args = hook(self, original)\n",
+)
+
+# The keyword arguments never reach forward.
+MODES_KWARGS_DROPPED = _variant(
+    MODES_CORRECT,
+    "        result = self.forward(*args, **kwargs)\n",
+    "        result = self.forward(*args)\n",
+)
+
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
     "parameter_keeps_submodule": {
@@ -557,6 +734,21 @@ ANSWERS = {
         "traversal": TRAVERSAL_CORRECT,
         "modes_and_hooks": MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS,
     },
+    "init_clears_dict": {"mini_module": MINI_INIT_CLEARS_DICT},
+    "buffer_never_unmarks": {"mini_module": MINI_BUFFER_NEVER_UNMARKS, "state_dict": STATE_DICT_CORRECT},
+    "list_pairs": {"traversal": TRAVERSAL_LIST_PAIRS},
+    "modules_not_deduplicated": {"traversal": TRAVERSAL_MODULES_NOT_DEDUPLICATED},
+    "buffers_persistent_only": {"traversal": TRAVERSAL_BUFFERS_PERSISTENT_ONLY, "modes_and_hooks": MODES_CORRECT},
+    "walk_marks_stay": {"mini_module": MINI_CORRECT, "traversal": TRAVERSAL_MARKS_STAY},
+    "state_dict_skips_shared": {"state_dict": STATE_DICT_SKIPS_SHARED},
+    "state_dict_not_detached": {"traversal": TRAVERSAL_CORRECT, "state_dict": STATE_DICT_NOT_DETACHED},
+    "load_accepts_pairs": {"state_dict": STATE_DICT_ACCEPTS_PAIRS},
+    "load_assigns_data": {"state_dict": STATE_DICT_ASSIGNS_DATA},
+    "load_returns_tuple": {"state_dict": STATE_DICT_RETURNS_TUPLE},
+    "eval_root_only": {"modes_and_hooks": MODES_EVAL_ROOT_ONLY},
+    "remove_by_callable": {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_REMOVE_BY_CALLABLE},
+    "pre_hooks_see_original_args": {"modes_and_hooks": MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS},
+    "kwargs_dropped": {"modes_and_hooks": MODES_KWARGS_DROPPED},
     # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
     # their 12 points: the parts are graded independently.
     "parts_2_and_4_only": {
@@ -604,6 +796,59 @@ EXPECTED = {
     "train_accepts_ints": _points(modes=(2, 0)),
     "delattr_keeps_mark": _points(mini=(0, 0), modes=(2, 4)),
     "forward_hooks_see_original_args": _points(traversal=(2, 4), modes=(0, 0)),
+    "init_clears_dict": _points(mini=(0, 0)),
+    "buffer_never_unmarks": _points(mini=(2, 0), state_dict=(2, 4)),
+    "list_pairs": _points(traversal=(0, 0)),
+    "modules_not_deduplicated": _points(traversal=(0, 0)),
+    "buffers_persistent_only": _points(traversal=(0, 0), modes=(2, 4)),
+    "walk_marks_stay": _points(mini=(2, 4), traversal=(0, 0)),
+    "state_dict_skips_shared": _points(state_dict=(0, 0)),
+    "state_dict_not_detached": _points(traversal=(2, 4), state_dict=(0, 0)),
+    "load_accepts_pairs": _points(state_dict=(2, 0)),
+    "load_assigns_data": _points(state_dict=(2, 0)),
+    "load_returns_tuple": _points(state_dict=(2, 0)),
+    "eval_root_only": _points(modes=(0, 0)),
+    "remove_by_callable": _points(mini=(2, 4), modes=(2, 0)),
+    "pre_hooks_see_original_args": _points(modes=(2, 0)),
+    "kwargs_dropped": _points(modes=(2, 0)),
     "parts_2_and_4_only": _points(traversal=(2, 4), modes=(2, 4)),
     "alternative_correct": _points(mini=(2, 4), traversal=(2, 4), state_dict=(2, 4), modes=(2, 4)),
+}
+
+# hidden test cell -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
+BREAKS = {
+    "test_mini_module_hidden": {
+        1: "init_clears_dict",
+        2: "parameter_keeps_submodule",
+        3: "getattr_recurses",
+        4: "delattr_keeps_mark",
+        5: "buffer_never_unmarks",
+    },
+    "test_traversal_hidden": {
+        1: "list_pairs",
+        2: "breadth_first_walk",
+        3: "modules_not_deduplicated",
+        4: "parameters_not_deduplicated",
+        5: "buffers_persistent_only",
+        6: "walk_marks_stay",
+    },
+    "test_state_dict_hidden": {
+        1: "state_dict_keeps_non_persistent",
+        2: "state_dict_skips_shared",
+        3: "state_dict_not_detached",
+        4: "load_accepts_pairs",
+        5: "load_assigns_data",
+        6: "unexpected_by_set_difference",
+        7: "strict_ignores_unexpected",
+        8: "load_returns_tuple",
+    },
+    "test_modes_and_hooks_hidden": {
+        1: "train_accepts_ints",
+        2: "eval_root_only",
+        3: "hook_keys_by_table_length",
+        4: "remove_by_callable",
+        5: "pre_hooks_see_original_args",
+        6: "kwargs_dropped",
+        7: "forward_hooks_see_original_args",
+    },
 }

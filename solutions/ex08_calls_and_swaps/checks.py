@@ -4,12 +4,13 @@ cases rebuilt here), case by case."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from random import Random
 
 import torch
 from torch import nn
 
-from grader.observing import data, in_turn, raised, single_thread
+from grader.observing import data, fixed, in_turn, kind_of, labelled, raised, seeded, single_thread
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
@@ -243,20 +244,345 @@ def call_observe_case(
     return seen
 
 
-@single_thread
-def observe_call_hidden(ns: dict) -> list:
-    call_with = ns.get("call_with")
+def call_facts(
+    call_with: object, model: nn.Module, counter: Counting, chosen: list, unknown: object, gen: torch.Generator
+) -> dict:
+    """A hand-built case run as call_observe_case runs it (the same draws from gen), its facts kept apart so that each
+    fixed case looks at the clause it checks."""
+    x = torch.randn(4, 3, generator=gen)
+    given = call_tensors(chosen, gen)
+    before = entries(model)
+    if unknown is not None:
+        given[unknown] = torch.zeros(1)
+    armed = [m for m in model.modules() if isinstance(m, Fragile) and m.armed]
+    try:
+        call_with(model, given, x)
+        error = None
+    except Exception as caught:  # noqa: BLE001
+        error = caught
+    outcome = ["returns"] if error is None else raised(error)
+    if type(error) is KeyError and unknown is not None:
+        outcome.append(repr(unknown) in str(error))
+    buffers = [data(value) for value in given.values() if not value.requires_grad]
+    return {
+        "outcome": outcome,
+        "calls": counter.calls,
+        "restored": restored(before),
+        "same error": error is armed[0].error if armed else None,
+        "given buffers": buffers,
+    }
+
+
+class Probe(nn.Module):
+    """A module that records, while it runs, which objects its registries hold; it keeps a loss built from its
+    weight (for a backward after the call) and adds 1 to its buffer in place."""
+
+    def __init__(self, fail: BaseException | None = None):
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((3,), 2.0))
+        self.register_buffer("stat", torch.zeros(3))
+        self.fail = fail
+        self.seen: list = []
+        self.kept: list = []
+        self.outputs: list = []
+
+    def forward(self, x):
+        self.seen.append([vars(self)["_parameters"]["weight"], vars(self)["_buffers"]["stat"]])
+        self.kept.append((self.weight * x).sum())
+        self.stat.add_(1.0)
+        if self.fail is not None:
+            raise self.fail
+        out = x * self.weight
+        self.outputs.append(out)
+        return out
+
+
+def call_clause_cases(call_with: object, hand_built: list) -> list:
+    """The fixed cases of each clause of part 1; hand_built: the facts of the seven hand-built cases, in order."""
+
+    def names_ok(build: Callable[[], nn.Module], names: list) -> Callable[[], object]:
+        """Each name given alone (never two names of one object): accepted, or what was raised."""
+
+        def run():
+            seen = []
+            for name in names:
+                model = build()
+                value = named_tensors(model)[name]
+                try:
+                    call_with(model, {name: torch.zeros_like(value)}, torch.ones(2, 3))
+                    seen.append([name, "accepted"])
+                except Exception as error:  # noqa: BLE001
+                    seen.append([name, raised(error)])
+            return seen
+
+        return run
+
+    def unknown(build: Callable[[], nn.Module], given_names: list) -> Callable[[], object]:
+        def run():
+            model = nn.Sequential(Counting(), build())
+            valid = named_tensors(model)
+            given = {name: torch.zeros_like(valid[name]) if name in valid else torch.zeros(3) for name in given_names}
+            before = entries(model)
+            bad = [name for name in given_names if name not in valid]
+            try:
+                call_with(model, given, torch.ones(2, 3))
+                outcome = ["returns"]
+            except KeyError as error:
+                outcome = ["raises KeyError", [repr(name) in str(error) for name in bad]]
+            except Exception as error:  # noqa: BLE001
+                outcome = raised(error)
+            return [outcome, model[0].calls, restored(before)]
+
+        return run
+
+    def probe_case(build: Callable[[], tuple], names: list, grad: bool = True) -> Callable[[], object]:
+        """During the call: which registry entries hold the given objects, what reached the given tensors."""
+
+        def run():
+            model, probes = build()
+            valid = named_tensors(model)
+            given = {
+                name: torch.full_like(valid[name], 5.0).requires_grad_(valid[name].requires_grad and grad)
+                for name in names
+            }
+            try:
+                call_with(model, given, torch.ones(3))
+                error = None
+            except Exception as caught:  # noqa: BLE001
+                error = caught
+            labels = {id(value): f"given {name}" for name, value in given.items()}
+            labels.update({id(value): f"own {name}" for name, value in valid.items()})
+            seen = [[[labels.get(id(item), kind_of(item)) for item in row] for row in probe.seen] for probe in probes]
+            for probe in probes:
+                for loss in probe.kept:
+                    if loss.requires_grad:
+                        loss.backward()
+            reached = [[name, grad_of(value) if value.requires_grad else data(value)] for name, value in given.items()]
+            own = [[name, grad_of(value), data(value)] for name, value in valid.items()]
+            return [None if error is None else raised(error), seen, reached, own]
+
+        return run
+
+    def one_probe():
+        probe = Probe()
+        return probe, [probe]
+
+    def tied_probes():
+        first, second = Probe(), Probe()
+        second.weight = first.weight
+        return nn.Sequential(first, second), [first, second]
+
+    def shared_probe():
+        probe = Probe()
+        return nn.Sequential(probe, nn.ReLU(), probe), [probe]
+
+    def once():
+        counter = Counting()
+        model = nn.Sequential(counter, nn.Linear(3, 3), counter)
+        call_with(model, {"1.weight": torch.zeros(3, 3)}, torch.ones(2, 3))
+        return counter.calls
+
+    def hooks_run():
+        lin = nn.Linear(3, 3)
+        ran: list = []
+        lin.register_forward_pre_hook(lambda module, args: ran.append("pre-hook"))
+        lin.register_forward_hook(lambda module, args, output: ran.append("forward hook"))
+        call_with(lin, {"weight": torch.zeros(3, 3)}, torch.ones(2, 3))
+        return ran
+
+    def batch_norm():
+        model = nn.BatchNorm1d(3)
+        given = {
+            "running_mean": torch.zeros(3),
+            "running_var": torch.ones(3),
+            "num_batches_tracked": torch.tensor(7),
+        }
+        x = torch.arange(12.0).reshape(4, 3)
+        call_with(model, given, x)
+        return [[name, data(value)] for name, value in given.items()] + [
+            data(model.running_mean),
+            data(model.num_batches_tracked),
+        ]
+
+    def returned(make: Callable[[torch.Tensor], object]) -> Callable[[], object]:
+        class Returns(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = nn.Parameter(torch.ones(3))
+                self.results: list = []
+
+            def forward(self, x):
+                result = make(x * self.weight)
+                self.results.append(result)
+                return result
+
+        def run():
+            module = Returns()
+            got = call_with(module, {"weight": torch.full((3,), 2.0)}, torch.ones(3))
+            return [len(module.results), bool(module.results) and got is module.results[0]]
+
+        return run
+
+    def gradient_through_output():
+        lin = nn.Linear(2, 2)
+        given = torch.zeros(2, 2, requires_grad=True)
+        got = call_with(lin, {"weight": given}, torch.ones(3, 2))
+        got.sum().backward()
+        return [data(got.detach() - lin.bias.detach()), grad_of(given), grad_of(lin.weight)]
 
     def first():
         return type(call_with(nn.Linear(2, 2), {}, torch.ones(1, 2))) is torch.Tensor
 
+    def raising(names: list) -> Callable[[], object]:
+        def run():
+            failure = LookupError("refused by the probe")
+            first_probe, second = Probe(failure), Probe()
+            second.weight = first_probe.weight
+            model = nn.Sequential(second, first_probe, second)
+            before = entries(model)
+            valid = named_tensors(model)
+            given = {name: torch.zeros_like(valid[name]) for name in names}
+            try:
+                call_with(model, given, torch.ones(3))
+                outcome = ["returns"]
+            except Exception as error:  # noqa: BLE001
+                outcome = [type(error).__name__, error is failure]
+            return [outcome, restored(before)]
+
+        return run
+
+    def shared_restored():
+        layer = nn.Linear(3, 3)
+        model = nn.Sequential(layer, nn.ReLU(), layer)
+        before = entries(model)
+        call_with(model, {"0.weight": torch.zeros(3, 3), "0.bias": torch.ones(3)}, torch.ones(2, 3))
+        return restored(before)
+
+    facts = hand_built
+    return [
+        fixed(1, "a tied weight under its second name (hand-built case 3)", lambda: facts[2]["outcome"]),
+        fixed(1, "a shared module's bias under its second name (hand-built case 4)", lambda: facts[3]["outcome"]),
+        fixed(
+            1, "a BatchNorm's buffers, num_batches_tracked included (hand-built case 5)", lambda: facts[4]["outcome"]
+        ),
+        fixed(1, "the second name of a shared module", names_ok(shared_layer, ["2.weight", "2.bias", "0.weight"])),
+        fixed(
+            1, "every name of a model with a shared module and tied weights", names_ok(shared_and_tied, SHARED_NAMES)
+        ),
+        fixed(
+            1,
+            "the buffers of a BatchNorm inside a Sequential",
+            names_ok(
+                lambda: nn.Sequential(nn.BatchNorm1d(3)), ["0.running_mean", "0.running_var", "0.num_batches_tracked"]
+            ),
+        ),
+        fixed(
+            2,
+            "a misspelled name after valid ones (hand-built case 6)",
+            lambda: facts[5]["outcome"] + [facts[5]["calls"], facts[5]["restored"]],
+        ),
+        fixed(
+            2,
+            "a name with a trailing space (hand-built case 7)",
+            lambda: facts[6]["outcome"] + [facts[6]["calls"], facts[6]["restored"]],
+        ),
+        fixed(
+            2,
+            "a valid name, then an unknown one: nothing swapped, nothing called",
+            unknown(lambda: nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3)), ["1.0.weight", "1.1.bias", "1.0.wieght"]),
+        ),
+        fixed(
+            2,
+            "the name of a None bias (a Linear without bias)",
+            unknown(lambda: nn.Linear(3, 3, bias=False), ["1.weight", "1.bias"]),
+        ),
+        fixed(2, "a module's own name is not a tensor's", unknown(lambda: nn.Sequential(nn.Linear(3, 3)), ["1.0"])),
+        fixed(2, "an attribute path is not a registered name", unknown(lambda: nn.Linear(3, 3), ["1.weight.data"])),
+        fixed(
+            3,
+            "the entries hold the given objects themselves: gradients and in-place updates reach them",
+            probe_case(one_probe, ["weight", "stat"]),
+        ),
+        fixed(
+            3,
+            "a tensor without grad goes into a parameter's entry as it is, not as a Parameter",
+            probe_case(one_probe, ["weight"], grad=False),
+        ),
+        fixed(
+            3,
+            "a tied weight given under its first name is replaced in both modules",
+            probe_case(tied_probes, ["0.weight"]),
+        ),
+        fixed(
+            3,
+            "a shared module given under its first name sees the tensor in both uses",
+            probe_case(shared_probe, ["0.weight", "0.stat"]),
+        ),
+        fixed(3, "module(*args) runs once (a Counting module used twice inside counts two)", once),
+        fixed(3, "module(*args), not module.forward: the module's own hooks run, once each", hooks_run),
+        fixed(3, "BatchNorm in training mode updates the given running statistics in place", batch_norm),
+        fixed(3, "the given BatchNorm buffers after the call (hand-built case 5)", lambda: facts[4]["given buffers"]),
+        fixed(4, "what the call returns is a tensor (the visible lines of this cell)", first),
+        fixed(4, "the output tensor itself is returned", returned(lambda y: y)),
+        fixed(4, "a tuple is returned as it is", returned(lambda y: (y, "tag"))),
+        fixed(4, "a dict is returned as it is", returned(lambda y: {"out": y})),
+        fixed(4, "None is returned as it is", returned(lambda y: None)),
+        fixed(4, "the returned output carries the gradient to the given tensor", gradient_through_output),
+        fixed(
+            5,
+            "a call that raises: restored, the same exception (hand-built case 1)",
+            lambda: [facts[0]["restored"], facts[0]["same error"]],
+        ),
+        fixed(5, "tied weights restored after the call (hand-built case 2)", lambda: facts[1]["restored"]),
+        fixed(5, "a shared module restored under both names (functional_call leaves it swapped)", shared_restored),
+        fixed(
+            5,
+            "a call that raises with tied weights given: every entry restored, the same exception",
+            raising(["0.weight", "0.stat", "1.stat"]),
+        ),
+        fixed(5, "a call that raises with nothing given: the same exception", raising([])),
+    ]
+
+
+def shared_layer() -> nn.Module:
+    layer = nn.Linear(3, 3)
+    return nn.Sequential(layer, nn.ReLU(), layer)
+
+
+SHARED_NAMES = ["0.weight", "0.bias", "1.weight", "2.weight", "2.bias", "3.running_mean"]
+
+
+def shared_and_tied() -> nn.Module:
+    layer, other = nn.Linear(3, 3), nn.Linear(3, 3, bias=False)
+    other.weight = layer.weight
+    return nn.Sequential(layer, other, layer, nn.BatchNorm1d(3))
+
+
+def named_tensors(model: nn.Module) -> dict:
+    named = dict(model.named_parameters(remove_duplicate=False))
+    named.update(model.named_buffers(remove_duplicate=False))
+    return named
+
+
+@single_thread
+def observe_call_hidden(ns: dict) -> dict:
+    call_with = ns.get("call_with")
     rng = Random(CALL_SEED)
     gen = torch.Generator().manual_seed(CALL_SEED)
-    cases = call_fixed_cases()
+    hand_built = []
+    for case in call_fixed_cases():
+        try:
+            hand_built.append(call_facts(call_with, *case, gen))
+        except Exception as error:  # noqa: BLE001
+            hand_built.append(
+                dict.fromkeys(["outcome", "calls", "restored", "same error", "given buffers"], raised(error))
+            )
+    cases = call_clause_cases(call_with, hand_built)
+    generated = []
     for _ in range(CALL_CASES):
         model, counter, case_rng = call_model(rng.randrange(2**31))
-        cases.append((model, counter, *call_choose(case_rng, model)))
-    return [*in_turn([[]], first), *in_turn(cases, lambda *case: call_observe_case(call_with, *case, gen))]
+        generated.append((model, counter, *call_choose(case_rng, model)))
+    return labelled(*cases, *seeded(generated, lambda *case: call_observe_case(call_with, *case, gen)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -323,21 +649,128 @@ def apply_build(rng: Random, depth: int, pool: list) -> nn.Module:
     return module
 
 
-@single_thread
-def observe_apply_hidden(ns: dict) -> list:
-    apply_once = ns.get("apply_once")
+def visit_names(apply_once: object, model: nn.Module) -> tuple:
+    """(what apply_once returned, the names of what fn was called on, in order)."""
+    names = {id(module): name or "(root)" for name, module in model.named_modules()}
+    got: list = []
+    returned = apply_once(model, got.append)
+    return returned, [names.get(id(item), f"not a module: {type(item).__name__}") for item in got]
+
+
+def apply_clause_cases(apply_once: object) -> list:
+    def counts(build: Callable[[], nn.Module]) -> Callable[[], object]:
+        """How many times fn saw each module (and anything else), whatever the order."""
+
+        def run():
+            _, seen = visit_names(apply_once, build())
+            return sorted([name, seen.count(name)] for name in set(seen))
+
+        return run
+
+    def first_visits(build: Callable[[], nn.Module]) -> Callable[[], object]:
+        """The order of the first visit of each module."""
+
+        def run():
+            _, seen = visit_names(apply_once, build())
+            return list(dict.fromkeys(seen))
+
+        return run
+
+    def returns(build: Callable[[], nn.Module]) -> Callable[[], object]:
+        def run():
+            model = build()
+            returned, _ = visit_names(apply_once, model)
+            return [returned is model, kind_of(returned)]
+
+        return run
 
     def first():
         model = nn.Sequential(nn.Linear(1, 1))
         return apply_once(model, lambda module: None) is model
 
+    return [
+        fixed(1, "a module shared by two parents: once (the worked example)", counts(worked_example)),
+        fixed(1, "a module registered twice under one parent: once", counts(twice_in_one)),
+        fixed(1, "a shared subtree at two depths: each of its modules once", counts(shared_subtree)),
+        fixed(1, "a module without children: once", counts(lambda: nn.Linear(2, 2))),
+        fixed(1, "a deep tree without sharing: every module once", counts(deep_tree)),
+        fixed(
+            2, "a deep tree: each child's subtree first, in registration order, the root last", first_visits(deep_tree)
+        ),
+        fixed(2, "a shared module where apply first reaches it (the worked example)", first_visits(worked_example)),
+        fixed(2, "a shared subtree where apply first reaches it", first_visits(shared_subtree)),
+        fixed(2, "ModuleList and ModuleDict children in registration order", first_visits(containers)),
+        fixed(3, "a None child between two others is skipped", counts(none_between)),
+        fixed(3, "a None child first, and one in a nested module", counts(none_nested)),
+        fixed(3, "a model whose only child is None", counts(none_only)),
+        fixed(4, "the model itself is returned (the visible lines of this cell)", first),
+        fixed(4, "a module without children is returned", returns(lambda: nn.Linear(2, 2))),
+        fixed(4, "a nested model with a shared module is returned", returns(shared_subtree)),
+    ]
+
+
+def worked_example() -> nn.Module:
+    shared = nn.Linear(1, 1)
+    return nn.Sequential(nn.Sequential(shared, nn.ReLU()), nn.Sequential(shared))
+
+
+def twice_in_one() -> nn.Module:
+    layer = nn.Linear(1, 1)
+    return nn.Sequential(layer, layer, nn.ReLU())
+
+
+def shared_subtree() -> nn.Module:
+    block = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.ReLU(), nn.Dropout()))
+    return Fork(nn.Sequential(nn.Linear(1, 1), block), Fork(block, nn.Sequential(block)))
+
+
+def deep_tree() -> nn.Module:
+    return Fork(
+        nn.Sequential(nn.Linear(1, 1), Fork(nn.ReLU(), nn.Sequential(nn.Dropout(), nn.Linear(1, 1)))),
+        nn.Sequential(nn.ReLU()),
+    )
+
+
+def containers() -> nn.Module:
+    model = nn.Module()
+    model.listed = nn.ModuleList([nn.ReLU(), nn.Sequential(nn.Linear(1, 1))])
+    model.named = nn.ModuleDict({"dec": nn.Dropout(), "enc": nn.Linear(1, 1)})
+    model.head = nn.ReLU()
+    return model
+
+
+def none_between() -> nn.Module:
+    return Holder([nn.ReLU(), nn.Linear(1, 1)], {"enc": nn.Dropout()})
+
+
+def none_nested() -> nn.Module:
+    inner = nn.Sequential()
+    inner.add_module("gap", None)
+    inner.add_module("lin", nn.Linear(1, 1))
+    model = nn.Module()
+    model.register_module("first", None)
+    model.inner = inner
+    model.last = nn.ReLU()
+    return model
+
+
+def none_only() -> nn.Module:
+    model = nn.Module()
+    model.register_module("only", None)
+    return model
+
+
+@single_thread
+def observe_apply_hidden(ns: dict) -> dict:
+    apply_once = ns.get("apply_once")
+    fixed_cases = apply_clause_cases(apply_once)
     rng = Random(APPLY_SEED)
     cases = []
     for _ in range(APPLY_CASES):
         model = apply_build(rng, rng.choice([0, 1, 2, 2, 3, 3, 4]), [])
         cases.append((len(list(model.modules())), model))
     cases.sort(key=lambda case: case[0])
-    return [*in_turn([[]], first), *in_turn(cases, lambda _, model: visits(apply_once, model))]
+    return labelled(*fixed_cases, *seeded(cases, lambda _, model: visits(apply_once, model)))
 
 
 OBSERVERS = {
@@ -345,4 +778,20 @@ OBSERVERS = {
     "test_call_with_hidden": observe_call_hidden,
     "test_apply_once_visible": observe_apply_visible,
     "test_apply_once_hidden": observe_apply_hidden,
+}
+
+CLAUSES = {
+    "test_call_with_hidden": {
+        1: "valid names: every name named_parameters/named_buffers yield with remove_duplicate=False",
+        2: "an unknown name raises KeyError naming it, before anything else",
+        3: "during the one call, every entry of the object holds the given tensor itself",
+        4: "it returns what the call returns",
+        5: "afterwards every entry holds its object again, and the exception reaches the caller unchanged",
+    },
+    "test_apply_once_hidden": {
+        1: "fn once for every module of model.modules(), nothing else",
+        2: "in the order apply first reaches each module",
+        3: "a None child is skipped",
+        4: "it returns the model itself",
+    },
 }

@@ -158,6 +158,23 @@ CALL_CORRECT_BY_VARS = '''def call_with(module, tensors, *args):
             registry[key] = old
 '''
 
+# named_parameters() and named_buffers() with their defaults: a shared module's or a tied weight's second name is
+# not among them, so it is refused as unknown.
+CALL_DEDUPLICATED_NAMES = CALL_CORRECT_BY_VARS.replace(
+    """    valid = {name: value for name, value in module.named_parameters(remove_duplicate=False)}
+    valid.update(module.named_buffers(remove_duplicate=False))
+""",
+    """    valid = {name: value for name, value in module.named_parameters()}
+    valid.update(module.named_buffers())
+""",
+)
+
+# The call inside try has no return: the swaps and the restore are right, but call_with returns None.
+CALL_FORGETS_RETURN = CALL_CORRECT_BY_VARS.replace(
+    "        return module(*args)\n",
+    "        module(*args)\n",
+)
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: apply_once
 # ---------------------------------------------------------------------------------------------------------
@@ -222,6 +239,9 @@ APPLY_CORRECT_STACK = '''def apply_once(model, fn):
     return model
 '''
 
+# The right visits in the right order, but the model is not returned (fn's results were the point).
+APPLY_RETURNS_NONE = APPLY_CORRECT_STACK.replace("    return model\n", "")
+
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
     "call_no_finally": {"call_with": CALL_NO_FINALLY},
@@ -234,6 +254,9 @@ ANSWERS = {
     "apply_preorder": {"apply_once": APPLY_PREORDER},
     "apply_last_visit": {"apply_once": APPLY_LAST_VISIT},
     "apply_none_child": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_NONE_CHILD},
+    "call_deduplicated_names": {"call_with": CALL_DEDUPLICATED_NAMES, "apply_once": APPLY_CORRECT_STACK},
+    "call_forgets_return": {"call_with": CALL_FORGETS_RETURN},
+    "apply_returns_none": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_RETURNS_NONE},
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
     "alternative_correct": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK},
 }
@@ -300,10 +323,45 @@ EXPECTED = {
         "test_apply_once_visible": 2,
         "test_apply_once_hidden": 0,
     },
+    "call_deduplicated_names": {
+        "test_call_with_visible": 2,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 2,
+        "test_apply_once_hidden": 4,
+    },
+    "call_forgets_return": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "apply_returns_none": {
+        "test_call_with_visible": 2,
+        "test_call_with_hidden": 4,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
     "alternative_correct": {
         "test_call_with_visible": 2,
         "test_call_with_hidden": 4,
         "test_apply_once_visible": 2,
         "test_apply_once_hidden": 4,
+    },
+}
+
+# hidden test cell -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
+BREAKS = {
+    "test_call_with_hidden": {
+        1: "call_deduplicated_names",
+        2: "call_checks_while_swapping",
+        3: "call_named_entry_only",
+        4: "call_forgets_return",
+        5: "call_no_finally",
+    },
+    "test_apply_once_hidden": {
+        1: "apply_direct",
+        2: "apply_preorder",
+        3: "apply_none_child",
+        4: "apply_returns_none",
     },
 }
