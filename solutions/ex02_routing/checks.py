@@ -143,6 +143,13 @@ class Demo(nn.Module):
         refuse("__getstate__ (pickle or copy)")
 
 
+class Shadowing(Demo):
+    """A Demo whose class attribute `kind` hides Demo's property without a setter: the first class of the MRO that
+    defines the name decides, so object.__setattr__ stores the value."""
+
+    kind = "shadowed"
+
+
 DEMO_CLASS_NAMES = ["level", "kind", "helper", "forward", "scale_factor", "extra_repr", "dump_patches"]
 NAME_POOL = ["alpha", "beta", "gamma", "mean", "stats", "head", "body", "note", "cache", "table", "gain", "shift"]
 EXISTING_KINDS = [
@@ -533,6 +540,11 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(6, "a property with a setter", decides(demo, "level", three)),
             fixed(6, "a property without a setter", decides(demo, "kind", three)),
             fixed(6, "None on a property without a setter", decides(demo, "kind", nothing)),
+            fixed(
+                6,
+                "a class attribute of a subclass hides a base class's property without a setter",
+                decides(Shadowing, "kind", three),
+            ),
             fixed(6, "a method's name", decides(demo, "helper", three)),
             fixed(6, "a class attribute's name", decides(demo, "scale_factor", lambda: 1.0)),
             fixed(6, "a dotted name, a plain value", decides(demo, "a.b", three)),

@@ -412,6 +412,66 @@ PREDICT_BUFFER_NAME_BEFORE_MODULE = '''def predict_setattr(module, name, value):
     return "attribute"
 '''
 
+# Looks for the nearest property in the MRO and skips whatever else the classes define: a subclass's class attribute
+# that hides a base class's property without a setter is predicted to refuse the assignment (AttributeError), but
+# object.__setattr__ sees the class attribute first, which is no descriptor, and stores the value.
+PREDICT_FIRST_PROPERTY_IN_MRO = '''def predict_setattr(module, name, value):
+    """Say what setattr(module, name, value) would do, without doing it."""
+    state = vars(module)
+    params = state.get("_parameters")
+    buffers = state.get("_buffers")
+    modules = state.get("_modules")
+
+    def on_class(attr):
+        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
+        return any(attr in vars(klass) for klass in type(module).__mro__)
+
+    def bad_name(attr):
+        return "." in attr or attr == ""
+
+    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
+    if isinstance(value, nn.Parameter):
+        if params is None:
+            return "AttributeError"  # cannot assign parameters before Module.__init__() call
+        if bad_name(name):
+            return "KeyError"
+        if name not in params and on_class(name):
+            return "KeyError"  # attribute 'name' already exists
+        if value.grad_fn is not None:
+            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
+        return "parameter"
+    # 2. The name of a parameter slot: only None may go there, and the slot stays.
+    if params is not None and name in params:
+        return "parameter" if value is None else "TypeError"
+    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
+    if isinstance(value, nn.Module):
+        return "AttributeError" if modules is None else "submodule"
+    # 4. The name of a child-module slot: only None may go there.
+    if modules is not None and name in modules:
+        return "submodule" if value is None else "TypeError"
+    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
+    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
+        if value is not None and not isinstance(value, torch.Tensor):
+            return "TypeError"
+        if buffers is None:
+            return "AttributeError"  # cannot assign buffer before Module.__init__() call
+        if bad_name(name):
+            return "KeyError"
+        if name not in buffers and hasattr(module, name):
+            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
+        if isinstance(value, nn.Buffer):
+            persistent = value.persistent
+        else:
+            persistent = name not in state["_non_persistent_buffers_set"]
+        return "buffer" if persistent else "non-persistent buffer"
+    # 6. Everything else: object.__setattr__, which honours the properties found on the class.
+    for klass in type(module).__mro__:
+        attr = vars(klass).get(name)
+        if isinstance(attr, property):  # the nearest property decides
+            return "attribute" if attr.fset is not None else "AttributeError"
+    return "attribute"
+'''
+
 # Takes every property for read-only: a property with a setter is predicted to refuse the assignment
 # (AttributeError), but object.__setattr__ calls its setter.
 PREDICT_EVERY_PROPERTY_READ_ONLY = '''def predict_setattr(module, name, value):
@@ -901,6 +961,7 @@ ANSWERS = {
     "predict_buffer_name_before_module": {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
     "predict_every_property_read_only": {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
     "predict_clears_for_real": {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
+    "predict_first_property_in_mro": {"predict_setattr": PREDICT_FIRST_PROPERTY_IN_MRO},
     "find_unsorted": {"find_unregistered_tensors": FIND_UNSORTED},
     "find_skips_private_names": {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
     "find_with_getattr": {
@@ -953,6 +1014,7 @@ EXPECTED = {
     "predict_buffer_name_before_module": _points(0, 0, 0, 0),
     "predict_every_property_read_only": _points(2, 0, 0, 0),
     "predict_clears_for_real": _points(0, 0, 0, 0),
+    "predict_first_property_in_mro": _points(2, 0, 0, 0),
     "find_unsorted": _points(0, 0, 0, 0),
     "find_skips_private_names": _points(0, 0, 2, 0),
     "alternative_correct": _points(2, 4, 2, 4),

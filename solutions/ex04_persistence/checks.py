@@ -814,6 +814,11 @@ def explain_fixed(explain_incompatibility: object) -> list:
         checkpoint["mask"] = torch.ones(4)
         return model, checkpoint
 
+    def none_buffer():
+        model = leaf(("weight", (2,), "parameter"))
+        model.register_buffer("mask", None, persistent=False)  # a non-persistent buffer that holds None: no key
+        return model, {"weight": torch.zeros(2), "mask": torch.ones(3)}
+
     def wrapped_flip():
         model = leaf(("scale", (2,), "parameter"), ("mask", (3,), "non-persistent buffer"))
         checkpoint = OrderedDict([("module.scale", torch.ones(2)), ("module.mask", torch.ones(3))])
@@ -889,6 +894,17 @@ def explain_fixed(explain_incompatibility: object) -> list:
         checkpoint["z_extra"] = torch.zeros(5)
         checkpoint["a_extra"] = torch.zeros(6)
         return nn.Linear(2, 2), checkpoint
+
+    def empty_checkpoint_key():
+        checkpoint = nn.Linear(2, 2).state_dict()
+        checkpoint["0.scale"] = torch.zeros(5)
+        checkpoint[""] = torch.zeros(6)
+        return nn.Linear(2, 2), checkpoint
+
+    def empty_model_key():
+        model = nn.Sequential(nn.Linear(2, 2))
+        model._parameters[""] = nn.Parameter(torch.zeros(3))  # register_parameter refuses the empty name
+        return model, {}
 
     def all_kinds():
         model = nn.Sequential(
@@ -966,6 +982,11 @@ def explain_fixed(explain_incompatibility: object) -> list:
             "a flipped buffer in a checkpoint saved through nn.DataParallel",
             view(wrapped_flip, ("persistence flip",)),
         ),
+        fixed(
+            3,
+            "a non-persistent buffer that holds None has no key: its name in the checkpoint is unexpected",
+            view(none_buffer, ("persistence flip", "unexpected")),
+        ),
         fixed(4, "norm.running_mean saved for norm.mean", view(renamed_buffer, ("renamed key",))),
         fixed(4, "two top-level keys of one shape: beta saved for gamma", view(renamed_top_level, ("renamed key",))),
         fixed(4, "fc.weight for enc.proj.weight: another depth, no candidate", view(moved_deeper, ("renamed key",))),
@@ -999,6 +1020,16 @@ def explain_fixed(explain_incompatibility: object) -> list:
         fixed(6, "an empty checkpoint for a Linear: bias before weight", ordered(empty_checkpoint)),
         fixed(6, "a shape mismatch found before a persistence flip", ordered(mismatch_before_flip)),
         fixed(6, "unexpected keys found as z_extra, a_extra", ordered(unexpected_reversed)),
+        fixed(
+            6,
+            "unexpected keys '0.scale' and '': the empty key sorts as itself, first",
+            ordered(empty_checkpoint_key),
+        ),
+        fixed(
+            6,
+            "missing keys '0.bias', '0.weight' and '': the empty key sorts as itself, first",
+            ordered(empty_model_key),
+        ),
         fixed(6, "every kind at once, in a checkpoint saved through nn.DataParallel", ordered(all_kinds)),
         fixed(7, "a damaged checkpoint: model and checkpoint unchanged, nothing loaded", reads_only(damaged)),
         fixed(7, "a checkpoint saved through nn.DataParallel: nothing loaded", reads_only(wrapped_checkpoint)),

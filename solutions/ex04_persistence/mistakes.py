@@ -311,6 +311,19 @@ EXPLAIN_SORTS_BY_KIND_ONLY = _variant(
     'KINDS.index(item["kind"])',
 )
 
+# Reads every name of the non-persistent set as a tensor: a non-persistent buffer that holds None has no shape, and
+# the call fails with AttributeError instead of calling the checkpoint's key of that name unexpected.
+EXPLAIN_FORGETS_NONE_BUFFERS = _variant(
+    EXPLAIN_STEPWISE,
+    """        for name, buffer in module._buffers.items():
+            if buffer is not None and name in module._non_persistent_buffers_set:
+                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
+""",
+    """        for name in module._non_persistent_buffers_set:
+            buffer_shapes[f"{path}.{name}" if path else name] = tuple(module._buffers[name].shape)
+""",
+)
+
 # Returns None when there is nothing to report, instead of an empty list.
 EXPLAIN_NONE_WHEN_NOTHING = _variant(
     EXPLAIN_STEPWISE,
@@ -407,6 +420,7 @@ ANSWERS = {
     "explain_mismatch_also_missing": {"explain_incompatibility": EXPLAIN_MISMATCH_ALSO_MISSING},
     "explain_sorts_by_kind_only": {"explain_incompatibility": EXPLAIN_SORTS_BY_KIND_ONLY},
     "explain_none_when_nothing": {"explain_incompatibility": EXPLAIN_NONE_WHEN_NOTHING},
+    "explain_forgets_none_buffers": {"explain_incompatibility": EXPLAIN_FORGETS_NONE_BUFFERS},
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
     "alternative_correct": {
         "migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
@@ -445,6 +459,7 @@ EXPECTED = {
     "explain_mismatch_also_missing": _points(0, 0, 0, 0),
     "explain_sorts_by_kind_only": _points(0, 0, 2, 0),
     "explain_none_when_nothing": _points(0, 0, 0, 0),
+    "explain_forgets_none_buffers": _points(0, 0, 2, 0),
     "alternative_correct": _points(2, 4, 2, 4),
 }
 
