@@ -64,12 +64,11 @@ from grader.course import CourseError, assignment_names, relative, solutions
 from grader.notebooks import assignment_notebooks, hidden_test_ids, nbgrader_cells, read_notebook
 from grader.release import fresh_release
 from grader.sample_class import MARKERS, solution_answers, submission
-from grader.sandbox import Limits, Sandbox, start_sandbox
+from grader.sandbox import CellTimeout, Limits, Sandbox, start_sandbox
 from grader.trusted import TrustedChecker, cells_to_run
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 LIST_NAME = "equivalent_mutants.txt"
-TIME_LIMIT = "ran past its time limit"  # grader.sandbox.CellTimeout's message
 
 
 @dataclass(frozen=True)
@@ -220,10 +219,10 @@ class Harness:
         except (SyntaxError, ValueError) as error:
             return "invalid", grade_id, f"does not compile: {error}"
         cells = cells_to_run(submission(self.release, {**self.answers, grade_id: answer}))
-        observations, problem = self.checker.observe(cells)
-        if TIME_LIMIT in problem:
+        observations, problem, kind = self.checker.observe(cells)
+        if kind == CellTimeout.kind:
             return "timeout", "", problem
-        verdict = self.checker.verdict(observations, problem, "the mutant could not be observed")
+        verdict = self.checker.verdict(observations, problem, kind)
         for cell in self.hidden:
             if verdict.points[cell] < self.checker.test_points[cell]:
                 return "killed", cell, verdict.reasons[cell]

@@ -51,6 +51,7 @@ from grader.nbgrader_steps import CourseExecute, Grading, TrustedCheck
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.release import recorded_release
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
+from grader.sandboxed_execute import GRADING_ENV
 from grader.tables import format_table
 from grader.tampering import tampering
 from grader.trusted import TrustedChecker, has_trusted_check
@@ -420,7 +421,7 @@ def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Itera
     saved_cwd = os.getcwd()
     # nbgrader sets and unsets this around each notebook; set for the whole run, concurrent notebooks agree on it.
     try:
-        with nbgrader_environment(NBGRADER_EXECUTION="autograde"):
+        with nbgrader_environment(**GRADING_ENV):
             yield running
     finally:
         if sandbox is None:

@@ -244,18 +244,28 @@ def first_difference(seen: object, expected: object, depth: int = 0) -> tuple[st
     agree."""
     if agrees(seen, expected):
         return None
-    if type(seen) is list and type(expected) is list and len(seen) == len(expected):
-        for index, (mine, theirs) in enumerate(zip(seen, expected, strict=True)):
-            inner = first_difference(mine, theirs, depth + 1)
-            if inner is not None:
-                here = f"case {index + 1} of {len(expected)}" if depth == 0 else f"item {index + 1}"
-                return _within(here, *inner)
-    if type(seen) is dict and type(expected) is dict and seen.keys() == expected.keys():
-        for key, theirs in expected.items():
-            inner = first_difference(seen[key], theirs, depth + 1)
-            if inner is not None:
-                return _within(key if depth == 0 else repr(key), *inner)  # at the top, a case's label (labelled)
+    for here, mine, theirs in _side_by_side(seen, expected, depth):
+        inner = first_difference(mine, theirs, depth + 1)
+        if inner is not None:
+            return _within(here, *inner)
     return "", expected, seen
+
+
+def first_case(seen: object, expected: object) -> str | None:
+    """The label of the first case (at the top: "case 3 of 101", "clause 2: a nested output") where an observation
+    differs from the solution's; None when they agree or cannot be compared case by case."""
+    return next((here for here, mine, theirs in _side_by_side(seen, expected, 0) if not agrees(mine, theirs)), None)
+
+
+def _side_by_side(seen: object, expected: object, depth: int) -> list[tuple[str, object, object]]:
+    """The parts of two observations of the same shape, paired and labelled ("case 3 of 101" or a labelled case's
+    key at the top, "item 2" or a key's repr below); none when their shapes differ."""
+    if type(seen) is list and type(expected) is list and len(seen) == len(expected):
+        labels = [f"case {n} of {len(expected)}" if depth == 0 else f"item {n}" for n in range(1, len(expected) + 1)]
+        return list(zip(labels, seen, expected, strict=True))
+    if type(seen) is dict and type(expected) is dict and seen.keys() == expected.keys():
+        return [(key if depth == 0 else repr(key), seen[key], theirs) for key, theirs in expected.items()]
+    return []
 
 
 def _within(here: str, label: str, expected: object, seen: object) -> tuple[str, object, object]:

@@ -68,7 +68,7 @@ class TrustedChecker:
         """What the observers see of the instructor's solution (an error if the solution itself fails them)."""
         with self._lock:
             if self._reference is None:
-                observations, problem = self.observe(cells_to_run(self.source), every_cell_runs=True)
+                observations, problem, _ = self.observe(cells_to_run(self.source), every_cell_runs=True)
                 missing = set(self.test_points) - set(observations)
                 failed = {
                     key for key, seen in observations.items() if type(seen) is list and seen[:1] == ["observer failed"]
@@ -79,9 +79,9 @@ class TrustedChecker:
                 self._reference = observations
             return self._reference
 
-    def observe(self, cells: list[str], every_cell_runs: bool = False) -> tuple[dict, str]:
-        """Run these cells in a fresh child, then the observers: (observations, problem). With `every_cell_runs`
-        (the instructor's solution), a cell that raises is a problem too."""
+    def observe(self, cells: list[str], every_cell_runs: bool = False) -> tuple[dict, str, str]:
+        """Run these cells in a fresh child, then the observers: (observations, problem, the problem's kind). With
+        `every_cell_runs` (the instructor's solution), a cell that raises is a problem too."""
         with self.sandbox.child(env=GRADING_ENV) as child:
             try:
                 for number, source in enumerate(cells, 1):
@@ -89,11 +89,10 @@ class TrustedChecker:
                     if every_cell_runs and ran.get("success") is not True:
                         errors = [o for o in ran.get("outputs", []) if o.get("output_type") == "error"]
                         why = f"{errors[0].get('ename')}: {errors[0].get('evalue')}" if errors else "no success"
-                        return {}, f"code cell {number} failed ({why})"
+                        return {}, f"code cell {number} failed ({why})", "a cell of the solution failed"
             except (ChildDied, CellTimeout) as error:
-                return {}, str(error)
-            observations, problem, _ = self.observe_in(child)
-            return observations, problem
+                return {}, str(error), error.kind
+            return self.observe_in(child)
 
     def observe_in(self, child: Child) -> tuple[dict, str, str]:
         """The observers, in a child that has run a notebook's cells: (observations, problem, the problem's kind)."""
@@ -137,17 +136,12 @@ def cells_to_run(notebook: NotebookNode) -> list[str]:
 
 def mistake(seen: object, expected: object) -> str:
     """A cell's mistake for the class's common mistakes: the label of the first case where an observation differs
-    from the solution's, as observing.first_difference names it at the top ("case 3 of 101", "clause 2: an LSTM's
-    nested output"), without the path inside the case; the kind of problem where no case can be compared. Only the
+    from the solution's (observing.first_case: "case 3 of 101", "clause 2: an LSTM's nested output"), without the
+    path inside the case; the kind of problem where no case can be compared. Only the
     solution's labels and the grader's words: never text of the submission's."""
-    if type(seen) is list and type(expected) is list and len(seen) == len(expected):
-        for number, (mine, theirs) in enumerate(zip(seen, expected, strict=True), start=1):
-            if not observing.agrees(mine, theirs):
-                return f"case {number} of {len(expected)}"
-    if type(seen) is dict and type(expected) is dict and seen.keys() == expected.keys():
-        for label, theirs in expected.items():
-            if not observing.agrees(seen[label], theirs):
-                return label
+    label = observing.first_case(seen, expected)
+    if label is not None:
+        return label
     if seen is None:
         return f"{NO_OBSERVATION}nothing was observed"
     if type(seen) is list and seen[:1] == ["observer failed"]:

@@ -16,8 +16,7 @@ import pytest
 
 from grader import observing
 from grader.course import checks_file, mistakes_file
-from grader.hidden_tests import has_hidden_block
-from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
+from grader.notebooks import assignment_notebooks, hidden_test_ids, read_notebook
 from grader.release import fresh_release
 from grader.sample_class import scripted_assignments, scripted_students, submission
 from grader.sandbox import start_sandbox
@@ -34,12 +33,7 @@ def _source(assignment: str):
 
 
 def _hidden_cells(assignment: str) -> list[str]:
-    _, notebook = _source(assignment)
-    return [
-        meta["grade_id"]
-        for _, cell, meta in nbgrader_cells(notebook)
-        if meta.get("grade") and not meta.get("solution") and has_hidden_block(cell.source)
-    ]
+    return sorted(hidden_test_ids(_source(assignment)[1]))
 
 
 def contract_numbers(notebook, grade_id: str) -> list[int]:
@@ -105,7 +99,7 @@ def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignm
         for clause, student in breaks[grade_id].items():
             assert expected[student][grade_id] == 0, f"{student} must earn nothing on {grade_id}"
             cells = cells_to_run(submission(release, answers[student]))
-            observations, problem = checker.observe(cells)
+            observations, problem, _ = checker.observe(cells)
             assert not problem, f"{student}: {problem}"
             mine = observations[grade_id]
             assert type(mine) is dict and mine.keys() == seen.keys(), f"{student}: {grade_id} observed no cases"

@@ -183,10 +183,11 @@ def test_the_trusted_check_refuses_a_solution_that_does_not_run(sandbox: Sandbox
     from grader.trusted import TrustedChecker
 
     checker = TrustedChecker("ex01_slots", sandbox)
-    observations, problem = checker.observe(["x = 1", "import no_such_module"], every_cell_runs=True)
+    observations, problem, kind = checker.observe(["x = 1", "import no_such_module"], every_cell_runs=True)
     assert (
         observations == {} and problem == "code cell 2 failed (ModuleNotFoundError: No module named 'no_such_module')"
     )
+    assert kind == "a cell of the solution failed"
     checker.source.cells.insert(0, nbformat.v4.new_code_cell("raise ImportError('hidden by the sandbox')"))
     with pytest.raises(CourseError, match="fails on the solution: code cell 1 failed"):
         checker.reference()
