@@ -50,12 +50,8 @@ def cell_grades(db_url: str, assignments: list[str] | None = None) -> CellGrades
         for assignment in gradebook.assignments:
             if assignments and assignment.name not in assignments:
                 continue
-            for student in gradebook.students:
-                try:
-                    submission = gradebook.find_submission(assignment.name, student.id)
-                except MissingEntry:
-                    continue
-                cells = grades.setdefault(student.id, {}).setdefault(assignment.name, {})
+            for submission in assignment.submissions:
+                cells = grades.setdefault(submission.student.id, {}).setdefault(assignment.name, {})
                 for notebook in submission.notebooks:
                     for grade in notebook.grades:
                         cells[grade.name] = CellGrade(_number(grade.auto_score), _number(grade.manual_score))
