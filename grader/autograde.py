@@ -1,15 +1,15 @@
 """work/submitted/ -> work/autograded/ and the gradebook: nbgrader autograde, in parallel, sandboxed, checked.
 
 Each submission is graded by nbgrader's own Autograde converter, so the notebook's tests are run and recorded as
-nbgrader does. Three things change: the cells run in a sandboxed child forked from one warm server
-(grader.sandbox) instead of a kernel started cold; several submissions are graded at once by worker threads (the
-gradebook sees one writer at a time: a worker holds GRADEBOOK while it prepares and records a submission and lets
-go of it while the cells run); and the points of each graded test cell come from the trusted check
+nbgrader does. Three things change: the cells run in a sandboxed child forked from one warm server (grader.sandbox)
+instead of a kernel started cold; several submissions are graded at once by worker threads (the gradebook sees one
+reader or writer at a time: every step of nbgrader's that uses it holds the run's gradebook lock, passed in each
+submission's Grading; the cells run without it); and the points of each graded test cell come from the trusted check
 (grader.trusted): the grader compares what the exercise's observers saw with what they see of the solution. The
 hidden work runs once, in the submission's one child: its cells (only the visible lines of a hidden-test cell), then
 the observers. The verdict on each cell (the first differing case, what was expected there and what came back)
-becomes the cell's error output, which the autograded notebook and the feedback show. Where the notebook's own
-tests and the trusted check disagree, the trusted points are recorded and the submission is flagged.
+becomes the cell's error output, which the autograded notebook and the feedback show. Where the notebook's own tests
+and the trusted check disagree, the trusted points are recorded and the submission is flagged.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from grader.course import (
     default_db_url,
     nbgrader_config,
     relative,
+    root,
     solutions,
 )
 from grader.escaping import printable
@@ -56,7 +57,6 @@ from grader.tables import format_table
 from grader.tampering import tampering
 from grader.trusted import TrustedChecker, has_trusted_check
 
-GRADEBOOK = threading.Lock()
 ATTEMPTS = 3  # tries per submission when the sandbox itself fails (restarted in between)
 
 
@@ -149,16 +149,21 @@ def autograde(
     # The sandbox's warm server imports torch while the assignment is recorded.
     with _grading_run(work_dir, workers, sandbox) as running, ThreadPoolExecutor(workers) as pool:
         config, released, checker = prepare(assignment, work_dir, db_url, running, pool)
+        gradebook_lock = threading.Lock()  # one reader or writer of the gradebook at a time among the workers
 
         def grade(student: str, print_: str) -> Future:
-            return pool.submit(_grade, assignment, student, print_, config, Grading(running, checker=checker), released)
+            grading = Grading(running, checker=checker, gradebook_lock=gradebook_lock)
+            return pool.submit(_grade, assignment, student, print_, config, grading, released)
 
         futures = {grade(student, print_): (student, print_, 1) for student, print_ in plan.pending}
         while futures:
             finished, _ = wait(futures, return_when=FIRST_COMPLETED)
             for future in finished:
                 student, print_, attempt = futures.pop(future)
-                outcome, final = _outcome_of(future, assignment, student, print_, config)
+                outcome, final = _outcome_of(future, assignment, student, print_)
+                if not final:  # what the failed grading left behind must not count
+                    with gradebook_lock:
+                        _award_nothing(config.CourseDirectory.db_url, assignment, student)
                 if not final and attempt < ATTEMPTS:
                     failure = future.exception()
                     if isinstance(failure, SandboxFailure):
@@ -185,23 +190,21 @@ def prepare(
     return nbgrader_config(work_dir=work_dir, db_url=db_url), released, checking.result()
 
 
-def _outcome_of(future: Future, assignment: str, student: str, print_: str, config) -> tuple[Outcome, bool]:
-    """The outcome of one grading, and whether it is final (False when the grader, not the submission, failed)."""
+def _outcome_of(future: Future, assignment: str, student: str, print_: str) -> tuple[Outcome, bool]:
+    """The outcome of one grading, and whether it is final (False when the grader, not the submission, failed: the
+    caller then sets what that grading recorded to nothing)."""
     try:
         return future.result(), True
     except Exception as error:  # noqa: BLE001 - a fault of the grader on one submission must not end the batch
-        with GRADEBOOK:
-            _award_nothing(config.CourseDirectory.db_url, assignment, student)
         reason = f"error: the grader failed on this submission, run again to grade it ({type(error).__name__}: {error})"
         return Outcome(student, assignment, reason, 0.0, 0.0, print_), False
 
 
 def reject(assignment: str, student: str, reason: str, work_dir: Path, db_url: str | None = None) -> Outcome:
     """A submission whose files could not be taken in: an error outcome, in the ledger; a grade recorded earlier for
-    the student no longer counts."""
+    the student no longer counts. (Before a grading run: nothing else uses the gradebook.)"""
     ready_nbgrader()
-    with GRADEBOOK:
-        _award_nothing(db_url or default_db_url(work_dir), assignment, student)
+    _award_nothing(db_url or default_db_url(work_dir), assignment, student)
     outcome = Outcome(student, assignment, f"error: {reason}", 0.0, 0.0, "")
     Ledger(work_dir / "grading_status" / assignment).write(outcome)
     return outcome
@@ -238,8 +241,8 @@ def _grade(
 ) -> Outcome:
     """Grade one submission; a broken submission becomes an error outcome, a suspicious one a flagged outcome.
 
-    `grading`: fresh for this submission; `released`: the assignment's released notebooks by file name, read once
-    for the whole run.
+    `grading`: fresh for this submission, with the run's gradebook lock; `released`: the assignment's released
+    notebooks by file name, read once for the whole run.
     """
     folder = Path(config.CourseDirectory.submitted_directory) / student / assignment
     problem = _symbolic_link(folder)  # first: a link is never followed, not even to read it
@@ -247,38 +250,39 @@ def _grade(
         submitted, problem = _read_submission(folder)
         problem = problem or _missing_notebook(submitted, released)
     db_url = config.CourseDirectory.db_url
+    lock = grading.gradebook_lock
     if problem:  # as for a submission rejected at intake, a grade recorded before for other files no longer counts
-        with GRADEBOOK:
+        with lock:
             _award_nothing(db_url, assignment, student)
         return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
     flags = _tampered(submitted, released)
-    with GRADEBOOK:
-        converter = ConcurrentAutograde(grading, coursedir=CourseDirectory(config=config), config=config)
-        converter.coursedir.assignment_id = assignment
-        converter.coursedir.student_id = student
-        converter.force = True
-        converter.create_student = True
-        with _errors_logged_by_this_thread() as errors:
-            try:
-                converter.start()
-            except Exception as error:  # noqa: BLE001 - nbgrader reports any failure of one submission this way
-                if grading.failure is not None:  # the sandbox failed, not the submission
-                    raise grading.failure from error
-                reason = (errors[-1] if errors else str(error)).strip().splitlines()[0]
+    converter = ConcurrentAutograde(grading, coursedir=CourseDirectory(config=config), config=config)
+    converter.coursedir.assignment_id = assignment
+    converter.coursedir.student_id = student
+    converter.force = True
+    converter.create_student = True
+    with _errors_logged_by_this_thread() as errors:
+        try:
+            converter.start()
+        except Exception as error:  # noqa: BLE001 - nbgrader reports any failure of one submission this way
+            if grading.failure is not None:  # the sandbox failed, not the submission
+                raise grading.failure from error
+            reason = (errors[-1] if errors else str(error)).strip().splitlines()[0]
+            with lock:
                 _award_nothing(db_url, assignment, student)
-                if flags:  # nbgrader's message about the edited notebook would mislead: say what was edited
-                    status = f"flagged: {'; '.join(flags)} (nbgrader could not grade the edited notebook: {reason})"
-                else:
-                    status = f"error: {reason}"
-                return Outcome(student, assignment, status, 0.0, 0.0, fingerprint)
+            if flags:  # nbgrader's message about the edited notebook would mislead: say what was edited
+                status = f"flagged: {'; '.join(flags)} (nbgrader could not grade the edited notebook: {reason})"
+            else:
+                status = f"error: {reason}"
+            return Outcome(student, assignment, status, 0.0, 0.0, fingerprint)
     if grading.failure is not None:
         raise grading.failure
     errors = [grading.problem] if grading.problem else []
     flags += grading.flags  # raised by the TrustedCheck step (grader.nbgrader_steps) while nbgrader graded it
-    if flags:
-        with GRADEBOOK:
+    with lock:
+        if flags:
             _flag(db_url, assignment, student)
-    score, max_score, auto_scores = _recorded(db_url, assignment, student)
+        score, max_score, auto_scores = _recorded(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
     return Outcome(student, assignment, status, score, max_score, fingerprint, auto_scores, grading.mistakes)
 
@@ -292,10 +296,8 @@ def _flag(db_url: str, assignment: str, student: str) -> None:
 
 
 def _award_nothing(db_url: str, assignment: str, student: str) -> None:
-    """Set every recorded score of a submission to 0: what a failed grading left behind must not count.
-
-    The caller holds GRADEBOOK.
-    """
+    """Set every recorded score of a submission to 0: what a failed grading left behind must not count. (The caller
+    holds the run's gradebook lock, if other threads use the gradebook.)"""
     with Gradebook(db_url) as gradebook:
         try:
             submission = gradebook.find_submission(assignment, student)
@@ -419,26 +421,34 @@ def _grading_run(work_dir: Path, workers: int, sandbox: Sandbox | None) -> Itera
     ready_nbgrader()
     running = sandbox or start_sandbox(work_dir, workers)
     saved_cwd = os.getcwd()
-    # nbgrader sets and unsets this around each notebook; set for the whole run, concurrent notebooks agree on it.
+    # nbgrader's converters change to the course root and back around each submission: from there already, every
+    # converter running at once changes back to it. nbgrader sets and unsets NBGRADER_EXECUTION around each
+    # notebook; set for the whole run, concurrent notebooks agree on it.
+    os.chdir(root())
     try:
         with nbgrader_environment(**GRADING_ENV):
             yield running
     finally:
         if sandbox is None:
             running.close()
-        os.chdir(saved_cwd)  # nbgrader's converters chdir to the course root
+        os.chdir(saved_cwd)
 
 
 class ConcurrentAutograde(Autograde):
     """nbgrader's Autograde for one submission among several graded at once, in the sandbox.
 
     The course configuration's steps (grader.nbgrader_steps) are used, its execute and trusted-check steps given
-    this submission's Grading, the execute step in its concurrent form.
+    this submission's Grading. Everything of nbgrader's that reads or writes the gradebook (setting the submission
+    up, every step but the execute step) holds the run's gradebook lock, the Grading's; the cells run without it.
     """
 
     def __init__(self, grading: Grading, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.grading = grading
+
+    def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        with self.grading.gradebook_lock:
+            super().init_assignment(assignment_id, student_id)
 
     def _init_preprocessors(self) -> None:
         self.exporter._preprocessors = []
@@ -448,10 +458,11 @@ class ConcurrentAutograde(Autograde):
             raise CourseError("nbgrader_config.py: Autograde.autograde_preprocessors lacks the grader's steps")
         for step in steps:
             if step is CourseExecute:
-                step = ConcurrentExecute(self.grading, parent=self.exporter)
-            elif step is TrustedCheck:
-                step = TrustedCheck(self.grading, parent=self.exporter)
-            self.exporter.register_preprocessor(step)
+                self.exporter.register_preprocessor(CourseExecute(self.grading, parent=self.exporter))
+                continue
+            grading = (self.grading,) if step is TrustedCheck else ()
+            made = step(*grading, parent=self.exporter)
+            self.exporter.register_preprocessor(_Holding(self.grading.gradebook_lock, made))
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         # nbgrader's version wraps the second pass in utils.setenv(NBGRADER_EXECUTION="autograde"), whose restore
@@ -469,15 +480,16 @@ class ConcurrentAutograde(Autograde):
             self._sanitizing = True
 
 
-class ConcurrentExecute(CourseExecute):
-    """The course's execute step in a grading run: other workers may use the gradebook while the cells run."""
+@dataclass(frozen=True)
+class _Holding:
+    """One of nbgrader's steps, run holding the run's gradebook lock."""
 
-    def preprocess(self, nb, resources, retries=None):
-        GRADEBOOK.release()
-        try:
-            return super().preprocess(nb, resources, retries)
-        finally:
-            GRADEBOOK.acquire()
+    lock: threading.Lock
+    step: Callable[[NotebookNode, dict], tuple[NotebookNode, dict]]
+
+    def __call__(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        with self.lock:
+            return self.step(nb, resources)
 
 
 def outcome_table(outcomes: list[Outcome], db_url: str) -> str:

@@ -76,7 +76,7 @@ def autograde_on_cluster(
         for future in finished:
             send(1)
             student = waiting.pop(future)
-            graded = _result(future, assignment, student, config)
+            graded = _result(future, assignment, student)
             future.release()  # its result lives on a worker: let it go, so a lost worker never recomputes it
             outcome = _record(graded, config)
             if graded.final:
@@ -87,14 +87,14 @@ def autograde_on_cluster(
     return [outcomes[student] for student in plan.students]
 
 
-def _result(future, assignment: str, student: str, config: Config) -> Graded:
+def _result(future, assignment: str, student: str) -> Graded:
     """The task's result; a task that failed (its workers kept dying, say) is the grader's failure, not final."""
     try:
         return future.result()
     except Exception as error:  # noqa: BLE001 - judged by _outcome_of, as a local run judges a failed grading
         failed: Future = Future()
         failed.set_exception(error)
-        outcome, final = _outcome_of(failed, assignment, student, "", config)
+        outcome, final = _outcome_of(failed, assignment, student, "")
         return Graded(outcome, final, None, None, None, Submission({}, {}))
 
 

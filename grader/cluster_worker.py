@@ -23,7 +23,7 @@ from pathlib import Path
 from distributed import Worker, WorkerPlugin, get_worker
 from nbgrader.api import Gradebook, MissingEntry
 
-from grader.autograde import ATTEMPTS, GRADEBOOK, Outcome, _grade, _grading_run, _outcome_of, fingerprint, prepare
+from grader.autograde import ATTEMPTS, Outcome, _grade, _grading_run, _outcome_of, fingerprint, prepare
 from grader.course import CourseError, exercises, solutions
 from grader.nbgrader_steps import Grading
 from grader.sandbox import Limits, SandboxFailure, start_sandbox
@@ -92,6 +92,7 @@ class WarmSandbox(WorkerPlugin):
         self.sandbox = self._run.enter_context(_grading_run(self.folder, threads, sandbox))
         self._pool = self._run.enter_context(ThreadPoolExecutor(1))
         self._lock = threading.Lock()
+        self.gradebook_lock = threading.Lock()  # the worker's gradebook: one task's reader or writer at a time
         self._prepared: dict[str, tuple] = {}
 
     def teardown(self, worker: Worker) -> None:
@@ -116,36 +117,38 @@ def grade_submission(assignment: str, student: str, print_: str, submission: Sub
     course = config.CourseDirectory
     for folder in (Path(course.submitted_directory), Path(course.autograded_directory)):
         shutil.rmtree(folder / student / assignment, ignore_errors=True)
-    _forget(course.db_url, assignment, student)
+    _forget(course.db_url, assignment, student, plugin.gradebook_lock)
     submission.write(Path(course.submitted_directory) / student / assignment)
     for attempt in range(1, ATTEMPTS + 1):
         graded: Future = Future()
         try:
-            grading = Grading(plugin.sandbox, checker=checker)
+            grading = Grading(plugin.sandbox, checker=checker, gradebook_lock=plugin.gradebook_lock)
             graded.set_result(_grade(assignment, student, print_, config, grading, released))
         except Exception as error:  # noqa: BLE001 - judged by _outcome_of, as a local run judges it
             graded.set_exception(error)
-        outcome, final = _outcome_of(graded, assignment, student, print_, config)
+        outcome, final = _outcome_of(graded, assignment, student, print_)  # not final: the coordinator records 0
         if final or attempt == ATTEMPTS:
             break
         if isinstance(graded.exception(), SandboxFailure):
             plugin.sandbox.restart(graded.exception().generation)
     autograded = Path(course.autograded_directory) / student / assignment
-    return Graded(outcome, final, *_recorded(course.db_url, assignment, student), Submission.read(autograded))
+    recorded = _recorded(course.db_url, assignment, student, plugin.gradebook_lock)
+    return Graded(outcome, final, *recorded, Submission.read(autograded))
 
 
-def _forget(db_url: str, assignment: str, student: str) -> None:
-    """Remove what an earlier run of this task recorded in the worker's gradebook."""
-    with GRADEBOOK, Gradebook(db_url) as gradebook:
+def _forget(db_url: str, assignment: str, student: str, lock: threading.Lock) -> None:
+    """Remove what an earlier run of this task recorded in the worker's gradebook (`lock`: the worker's)."""
+    with lock, Gradebook(db_url) as gradebook:
         try:
             gradebook.remove_submission(assignment, student)
         except MissingEntry:
             pass
 
 
-def _recorded(db_url: str, assignment: str, student: str) -> tuple:
-    """The submission's timestamp, automatic scores and automatic comments in the worker's gradebook."""
-    with GRADEBOOK, Gradebook(db_url) as gradebook:
+def _recorded(db_url: str, assignment: str, student: str, lock: threading.Lock) -> tuple:
+    """The submission's timestamp, automatic scores and automatic comments in the worker's gradebook (`lock`: the
+    worker's)."""
+    with lock, Gradebook(db_url) as gradebook:
         try:
             submission = gradebook.find_submission(assignment, student)
         except MissingEntry:

@@ -14,6 +14,7 @@ verdict to the trusted-check step in the notebook's resources.
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,10 +38,12 @@ VERDICT = "grader_trusted_verdict"  # the key of the trusted check's Verdict in 
 @dataclass
 class Grading(CellRun):
     """One submission's grading, passed explicitly to the steps that run it: the CellRun of its cells, the trusted
-    check, the flags the trusted-check step raised and the mistake of each graded test cell that earned nothing
-    (grade_id -> label, as the trusted check's Verdict has it)."""
+    check, the lock of the gradebook (the grading run's, where several submissions are graded at once), the flags
+    the trusted-check step raised and the mistake of each graded test cell that earned nothing (grade_id -> label,
+    as the trusted check's Verdict has it)."""
 
     checker: TrustedChecker | None = None
+    gradebook_lock: threading.Lock = field(default_factory=threading.Lock)
     flags: list[str] = field(default_factory=list)
     mistakes: dict[str, str] = field(default_factory=dict)
 
