@@ -225,6 +225,7 @@ def _course_cells(assignment: str) -> list[str]:
 def _trusted_checker(assignment: str, sandbox: Sandbox) -> TrustedChecker | None:
     if has_trusted_check(assignment):
         checker = TrustedChecker(assignment, sandbox)
+        checker.warm_sandbox()  # before any child is forked for this assignment
         checker.reference()  # the solution must pass its own check before any student is graded
         return checker
     warnings.warn(f"{assignment} has no trusted check: its points come from the notebook's own tests", stacklevel=2)

@@ -130,6 +130,7 @@ class Sandbox:
         self.environment = self._environment(MOUNTED_INSIDE if self.confined else str(INSIDE))  # every child's too
         self.transformed: dict[str, str] = {}  # cell source -> IPython's transformation, made here (see prepare)
         self.generation = 0  # how many servers this run has started
+        self.warm_ups: list[str] = []  # the warm_up functions every server of this run ran (see warm_up)
         self._start()
 
     def _start(self) -> None:
@@ -152,6 +153,8 @@ class Sandbox:
             )
         theirs.close()
         self.generation += 1
+        for source in self.warm_ups:
+            self._exchange({"op": "warm", "source": source})
 
     def restart(self, generation: int) -> None:
         """Replace server number `generation` with a new one if it is dead or unhealthy (once, however many ask)."""
@@ -198,19 +201,23 @@ class Sandbox:
         with self._lock:
             if generation != self.generation:
                 raise SandboxFailure("the sandbox's server was restarted while this child ran", generation)
-            try:
-                self._control.send(json.dumps(request).encode())
-                packet, fds, _flags, _address = socket.recv_fds(self._control, CONTROL_PACKET, 1)
-            except OSError as error:  # a timeout included
-                why = f"the sandbox's server did not answer ({type(error).__name__})"
-                raise SandboxFailure(why, generation) from None
+            return self._exchange(request)
+
+    def _exchange(self, request: dict) -> tuple[dict, list[int]]:
+        """The current server's reply (the caller holds the lock, or nothing else uses the sandbox yet)."""
+        try:
+            self._control.send(json.dumps(request).encode())
+            packet, fds, _flags, _address = socket.recv_fds(self._control, CONTROL_PACKET, 1)
+        except OSError as error:  # a timeout included
+            why = f"the sandbox's server did not answer ({type(error).__name__})"
+            raise SandboxFailure(why, self.generation) from None
         if not packet:
-            raise SandboxFailure(f"the sandbox's server ended (status {self._process.poll()})", generation)
+            raise SandboxFailure(f"the sandbox's server ended (status {self._process.poll()})", self.generation)
         reply = json.loads(packet)
         if "error" in reply:
             for fd in fds:
                 os.close(fd)
-            raise SandboxFailure(f"the sandbox's server failed: {reply['error']}", generation)
+            raise SandboxFailure(f"the sandbox's server failed: {reply['error']}", self.generation)
         return reply, fds
 
     @contextmanager
@@ -239,6 +246,13 @@ class Sandbox:
         before it runs it, hidden tests included.
         """
         self.transformed.update(transformed_cells(sources))
+
+    def warm_up(self, source: str) -> None:
+        """Have the warm server run this `warm_up()` function (an exercise's, see grader.trusted) before it forks
+        the next child, and every server this run restarts too; SandboxFailure, naming the error, if it fails."""
+        with self._lock:
+            self._exchange({"op": "warm", "source": source})
+            self.warm_ups.append(source)
 
     def finish(self, number: int, generation: int, died: bool = False) -> str:
         """Kill child `number` and all it started; how it ended (`died`: it closed its connection first)."""

@@ -9,6 +9,7 @@ points, anything else earns none.
 
 from __future__ import annotations
 
+import ast
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from grader import observing
 from grader.course import CourseError, checks_file, relative, solutions
 from grader.hidden_tests import runnable
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
-from grader.sandbox import CellTimeout, Child, ChildDied, Sandbox
+from grader.sandbox import CellTimeout, Child, ChildDied, Sandbox, SandboxFailure
 from grader.sandboxed_execute import GRADING_ENV
 
 NO_OBSERVATION = "no observation: "  # how a cell's mistake begins where no case could be compared
@@ -63,6 +64,16 @@ class TrustedChecker:
         }
         self._reference: dict | None = None
         self._lock = threading.Lock()
+
+    def warm_sandbox(self) -> None:
+        """Have the sandbox's warm server run the checks' `warm_up()` once, if they define one (see warm_up_source);
+        CourseError if it fails there."""
+        source = warm_up_source(self.request["module"])
+        if source:
+            try:
+                self.sandbox.warm_up(source)
+            except SandboxFailure as failure:
+                raise CourseError(f"{self.request['name']}: its warm_up failed in the sandbox ({failure})") from None
 
     def reference(self) -> dict:
         """What the observers see of the instructor's solution (an error if the solution itself fails them)."""
@@ -126,6 +137,15 @@ class TrustedChecker:
         every = dict.fromkeys(self.test_points, reason)
         mistakes = dict.fromkeys(self.test_points, f"{NO_OBSERVATION}the trusted check failed")
         return Verdict(dict.fromkeys(self.test_points, 0.0), every, dict(every), mistakes)
+
+
+def warm_up_source(checks_source: str) -> str:
+    """The text of the checks' `warm_up` function alone ('' if they have none), for the warm server to run before
+    it forks (grader.sandbox.Sandbox.warm_up): it imports what it uses, runs no solution code and touches no
+    submission; it readies what torch does once per process on first use, so no child pays for it."""
+    tree = ast.parse(checks_source)
+    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "warm_up"]
+    return ast.get_source_segment(checks_source, found[0]) if found else ""
 
 
 def cells_to_run(notebook: NotebookNode) -> list[str]:

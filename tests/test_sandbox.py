@@ -191,3 +191,54 @@ def test_the_trusted_check_refuses_a_solution_that_does_not_run(sandbox: Sandbox
     checker.source.cells.insert(0, nbformat.v4.new_code_cell("raise ImportError('hidden by the sandbox')"))
     with pytest.raises(CourseError, match="fails on the solution: code cell 1 failed"):
         checker.reference()
+
+
+RNG_AND_MODULES = "import sys, torch\n(torch.get_rng_state().sum().item(), 'colorsys' in sys.modules)"
+WARM_UP = (
+    "def warm_up():\n    import colorsys, torch\n    torch.manual_seed(0)\n    torch.nn.LSTM(2, 2)(torch.rand(1, 2))\n"
+)
+
+
+def test_a_warm_up_runs_in_the_server_before_later_children_and_after_a_restart(tmp_path: Path) -> None:
+    """What an exercise's warm_up readies is there in every child forked afterwards (a restarted server runs it
+    again), and torch's generator starts every child as it did before (each child of a server starts from the same
+    state); a failing warm_up says why."""
+    from grader.sandbox import SandboxFailure
+
+    with Sandbox(tmp_path) as running:
+        [before] = run(running, RNG_AND_MODULES)  # also leaves a spare child forked before the warm-up
+        running.warm_up(WARM_UP)
+        [after] = run(running, RNG_AND_MODULES)
+        running._process.kill()
+        running._process.wait()
+        running.restart(running.generation)
+        [restarted] = run(running, RNG_AND_MODULES)
+        with pytest.raises(SandboxFailure, match="NameError: name 'undefined' is not defined"):
+            running.warm_up("def warm_up():\n    undefined\n")
+        assert running.warm_ups == [WARM_UP]
+    before, after, restarted = (
+        ast.literal_eval(r["outputs"][-1]["data"]["text/plain"]) for r in (before, after, restarted)
+    )
+    assert before[1] is False and after == (before[0], True), "the warm-up drew from the generator children start with"
+    assert restarted[1] is True  # a new server, whose generator starts from a seed of its own
+
+
+def test_an_exercises_warm_up_is_its_own_function_alone() -> None:
+    """The server is sent the checks' warm_up function and nothing else of them; a failing one names the checks."""
+    from grader.course import CourseError
+    from grader.trusted import TrustedChecker, warm_up_source
+
+    checks = (REPO / "solutions" / "ex05_hooks" / "checks.py").read_text(encoding="utf-8")
+    source = warm_up_source(checks)
+    assert source.startswith("def warm_up() -> None:") and "observe" not in source
+    assert warm_up_source("import torch\nLOG = []\n") == ""
+
+    class Failing:
+        def warm_up(self, source: str) -> None:
+            from grader.sandbox import SandboxFailure
+
+            raise SandboxFailure("the sandbox's server failed: ZeroDivisionError: division by zero", 1)
+
+    checker = TrustedChecker("ex05_hooks", Failing())  # type: ignore[arg-type]
+    with pytest.raises(CourseError, match=r"solutions/ex05_hooks/checks.py: its warm_up failed .*ZeroDivisionError"):
+        checker.warm_sandbox()

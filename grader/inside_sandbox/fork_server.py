@@ -8,6 +8,8 @@ packet) takes two requests:
   socket.
 - {"op": "finish", "id": N, "died": bool}: stop that child and everything it started; the reply {"ended": "..."}
   says how it ended.
+- {"op": "warm", "source": "..."}: run an exercise's warm_up here, once (see _warm_up), so that every child forked
+  afterwards starts with what torch readies on first use; the reply is {"warmed": true}.
 A request that fails is answered {"error": "..."} and the server goes on. End of the control socket ends the run:
 every child still alive is killed.
 
@@ -93,6 +95,13 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
                 waiting = _alive(spares.pop(isolate, None)) or _fork_child(isolate, scratch, shell, control)
                 connection, children[request["id"]] = _start(waiting, request)
                 reply, fds = {"pid": children[request["id"]].pid}, [connection.fileno()]
+            elif request["op"] == "warm":
+                _warm_up(request["source"])
+                for connection, spare in spares.values():  # forked cold: the next spawns fork warm ones
+                    connection.close()
+                    _finish(spare)
+                spares.clear()
+                reply = {"warmed": True}
             elif request["op"] == "finish":
                 grace = 1.0 if request.get("died") else 0.0
                 reply = {"ended": _finish(children.pop(request["id"]), grace)}
@@ -114,6 +123,26 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
         _finish(spare)
     for child in children.values():
         _finish(child)
+
+
+def _warm_up(source: str) -> None:
+    """Define and call `warm_up()` from this text (an exercise's, never a solution's code): torch's first use of some
+    operations (an LSTM's backward, say) costs every fresh process tens of milliseconds, paid here once instead.
+    torch's generator and thread count are left as they were: each child still starts like a fresh kernel."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            namespace: dict = {}
+            exec(compile(source, "warm_up", "exec"), namespace)
+            namespace["warm_up"]()
+    finally:
+        torch.set_num_threads(threads)
+    del namespace
+    gc.collect()
+    gc.freeze()
 
 
 def _fork_child(isolate: bool, scratch: str, shell, control: socket.socket) -> tuple[socket.socket, Running]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, labelled, plain, raised, returns_type, seeded, single_thread, walk
+from grader.observing import fixed, labelled, plain, raised, returns_type, seed_torch, seeded, single_thread, walk
 
 # The vocabulary of classify_slots (the read-only cell `group_names`), not an answer: which key belongs to which
 # group is left to the parent's comparison.
@@ -573,7 +573,7 @@ def structure(original: nn.Module, copy: object) -> list:
 
 def copy_visible_part(copy_sharing_parameters: Callable, observations: list) -> None:
     gen = torch.Generator().manual_seed(20130209)
-    torch.manual_seed(20130209)
+    seed_torch(20130209)
     lin = nn.Linear(3, 2)
     seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
     x = torch.randn(4, 3, generator=gen)
@@ -888,7 +888,7 @@ class Pair(nn.Module):
 
 def hooked_linear() -> tuple[nn.Module, CountingHook]:
     """nn.Linear(2, 2) with hooks in every table (an object as the forward hook) and a non-persistent buffer."""
-    torch.manual_seed(20130203)
+    seed_torch(20130203)
     module = nn.Linear(2, 2)
     hook = CountingHook()
     module.register_forward_pre_hook(silent_hook, with_kwargs=True)
@@ -918,7 +918,7 @@ def prepended() -> nn.Module:
 
 
 def shared_tree() -> nn.Module:
-    torch.manual_seed(20130204)
+    seed_torch(20130204)
     shared = nn.Linear(2, 2)
     tree = nn.Sequential(Pair(shared), nn.ReLU(), shared)
     tree.add_module("again", tree[0])  # a whole branch registered twice
@@ -926,12 +926,12 @@ def shared_tree() -> nn.Module:
 
 
 def nested_tree() -> nn.Module:
-    torch.manual_seed(20130205)
+    seed_torch(20130205)
     return nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 2), nn.Tanh()))
 
 
 def batch_norm() -> nn.Module:
-    torch.manual_seed(20130206)
+    seed_torch(20130206)
     norm = nn.BatchNorm1d(2)
     norm.train(False)
     return norm
@@ -1116,7 +1116,7 @@ def observe_copy_hidden(ns: dict) -> object:
     gen = torch.Generator().manual_seed(COPY_SEED)
 
     def observe_case(number: int) -> list:
-        torch.manual_seed(COPY_SEED + number)
+        seed_torch(COPY_SEED + number)
         module, width = cases.make_case(rng)
         return cases.observe(module, width, gen)
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
 
-from grader.observing import fixed, in_turn, kind_of, labelled, numbers, plain, seeded
+from grader.observing import fixed, in_turn, kind_of, labelled, numbers, plain, seed_torch, seeded
 
 
 def boolean(value: object) -> object:
@@ -381,7 +381,7 @@ def observe_modes_hidden(ns: dict) -> dict:
     rng = Random(MODES_SEED)
     cases = sorted((modes_case(rng) for _ in range(MODES_CASES)), key=lambda item: item[0])
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(MODES_SEED)
+        seed_torch(MODES_SEED)
         fixed_cases = modes_fixed(module_modes)
     return labelled(*fixed_cases, *seeded(cases, case))
 
@@ -404,7 +404,7 @@ def observe_frozen_visible(ns: dict) -> list:
     train_with_frozen_norm_stats = ns.get("train_with_frozen_norm_stats")
 
     def flat():
-        torch.manual_seed(0)
+        seed_torch(0)
         model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Dropout(0.5), nn.Linear(8, 8), nn.LayerNorm(8))
         model(torch.randn(32, 4))
         model.eval()
@@ -982,7 +982,7 @@ def observe_frozen_hidden(ns: dict) -> dict:
             all(b is not None and torch.equal(b, value) for b, value in zip(kept, buffers_before.values(), strict=True))
         )
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(FROZEN_SEED)
+            seed_torch(FROZEN_SEED)
             out = model(x)
         if out.requires_grad:
             (out * weights).sum().backward()
@@ -996,13 +996,13 @@ def observe_frozen_hidden(ns: dict) -> dict:
     torch.set_num_threads(1)
     try:
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(FROZEN_SEED)  # the same initial parameters in every process
+            seed_torch(FROZEN_SEED)  # the same initial parameters in every process
             gen = torch.Generator().manual_seed(FROZEN_SEED)
             rng = Random(FROZEN_SEED)
             cases = [*(frozen_case(rng, gen) for _ in range(FROZEN_CASES)), *hand_built(rng, gen)]
             cases.sort(key=lambda item: item[0])
             with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(FROZEN_SEED + 1)
+                seed_torch(FROZEN_SEED + 1)
                 fixed_cases = frozen_fixed(train_with_frozen_norm_stats)
             return labelled(*fixed_cases, *seeded(cases, case))
     finally:

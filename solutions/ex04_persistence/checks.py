@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, in_turn, labelled, numbers, plain, seeded
+from grader.observing import fixed, in_turn, labelled, numbers, plain, seed_torch, seeded
 
 
 def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:
@@ -221,7 +221,7 @@ def smallest_first(cases: list, fixed_cases: Callable[[], list], case: Callable[
     torch.set_num_threads(1)
     try:
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
+            seed_torch(0)
             found = fixed_cases()
         return labelled(*found, *seeded([[item] for item in cases], case))
     finally:

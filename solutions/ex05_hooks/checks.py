@@ -24,6 +24,7 @@ from grader.observing import (
     labelled,
     plain,
     raised,
+    seed_torch,
     seeded,
     walk,
     whole,
@@ -41,6 +42,17 @@ HOOK_TABLES = (
 )
 TABLES = HOOK_TABLES + ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
 LOG: list[str] = []  # the hooks that the cases give their models write here
+
+
+def warm_up() -> None:
+    """Run once by the grading sandbox's warm server before it forks (grader.trusted.warm_up_source): the first
+    forward and backward of a recurrent layer in a process costs about 40 ms; without this, every child pays it."""
+    import torch
+    from torch import nn
+
+    recurrent, cell = nn.LSTM(3, 2, batch_first=True), nn.LSTMCell(2, 2)
+    output, (hidden, memory) = recurrent(torch.randn(1, 2, 3, requires_grad=True))
+    (output.sum() + hidden.sum() + memory.sum() + sum(cell(hidden[0]))).sum().backward()
 
 
 class BodyError(Exception):
@@ -147,7 +159,7 @@ def tables_left(model: nn.Module) -> list:
 
 def observe_record_visible(ns: dict) -> list:
     record_activations = ns.get("record_activations")
-    torch.manual_seed(0)
+    seed_torch(0)
     mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
     x = torch.randn(5, 4)
     seen: list = []
@@ -414,7 +426,7 @@ def fresh(build: object) -> object:
     before it did."""
 
     def run() -> object:
-        torch.manual_seed(0)
+        seed_torch(0)
         LOG.clear()
         return build()
 
@@ -794,7 +806,7 @@ def observe_record_hidden(ns: dict) -> dict:
     with quietly(), torch.random.fork_rng(devices=[]):
         cases = record_fixed(record_activations)
         rng = random.Random(RECORD_SEED)
-        torch.manual_seed(RECORD_SEED)
+        seed_torch(RECORD_SEED)
         drawn = [record_case(rng, case) for case in range(1, RECORD_CASES + 1)]
         # Cases 1 to 3 are the hand-built ones, observed above as fixed cases; they are still built here, in the order
         # they always were, so that the generated cases draw the same numbers.
@@ -810,7 +822,7 @@ def observe_record_hidden(ns: dict) -> dict:
 def observe_strip_visible(ns: dict) -> list:
     strip_hooks = ns.get("strip_hooks")
     calls: list = []
-    torch.manual_seed(0)
+    seed_torch(0)
     mlp = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
     mlp.register_forward_pre_hook(lambda module, args: calls.append("root pre-hook"))
     mlp[0].register_forward_hook(lambda module, args, output: calls.append("'0' forward hook"))
@@ -1312,7 +1324,7 @@ def observe_strip_hidden(ns: dict) -> dict:
     with quietly(), torch.random.fork_rng(devices=[]):
         cases = strip_fixed(strip_hooks)
         rng = random.Random(STRIP_SEED)
-        torch.manual_seed(STRIP_SEED)
+        seed_torch(STRIP_SEED)
         gen = torch.Generator().manual_seed(STRIP_SEED)
         drawn = [strip_case(rng, case) for case in range(1, STRIP_CASES + 1)]
         # Case 1 is the hand-built one, observed above as fixed cases; its input is still drawn, so that the generated
@@ -1342,7 +1354,7 @@ def norms_seen(norms: object) -> object:
 
 def observe_monitor_visible(ns: dict) -> list:
     monitor_class = ns.get("GradNormMonitor")
-    torch.manual_seed(0)
+    seed_torch(0)
     mlp = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1)).double()
     x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
     seen: list = []
@@ -1759,7 +1771,7 @@ def observe_monitor_hidden(ns: dict) -> dict:
     with quietly(), torch.random.fork_rng(devices=[]):
         cases = monitor_fixed(monitor_class)
         rng = random.Random(MONITOR_SEED)
-        torch.manual_seed(MONITOR_SEED)
+        seed_torch(MONITOR_SEED)
         drawn = []
         for case in range(1, MONITOR_CASES + 1):
             model, names, plan = monitor_case(rng, case)

@@ -10,7 +10,7 @@ import torch
 import torch.nn.utils.parametrize as parametrize
 from torch import nn
 
-from grader.observing import data, fixed, in_turn, labelled, plain, raised, seeded, single_thread
+from grader.observing import data, fixed, in_turn, labelled, plain, raised, seed_torch, seeded, single_thread
 
 
 def boolean(value: object) -> object:
@@ -112,7 +112,7 @@ def observe_export_visible(ns: dict) -> list:
     export = ns.get("export_plain_state_dict")
 
     def visible():
-        torch.manual_seed(0)
+        seed_torch(0)
         model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
         parametrize.register_parametrization(model[0], "weight", Symmetric())
         parametrize.register_parametrization(model[2], "bias", Doubled())
@@ -249,20 +249,20 @@ def export_fixed(export: object) -> list:
 
     def case(build: object, observe: object) -> object:
         def run() -> object:
-            torch.manual_seed(0)
+            seed_torch(0)
             return observe(export(build()))
 
         return run
 
     def kept(build: object) -> object:
         def run() -> object:
-            torch.manual_seed(0)
+            seed_torch(0)
             return unchanged_after(export, build())[:4]
 
         return run
 
     def two_calls() -> list:
-        torch.manual_seed(0)
+        seed_torch(0)
         model = worked_example()
         first, second = export(model), export(model)
         return [kind(first), first is not second]
@@ -312,7 +312,7 @@ def observe_export_hidden(ns: dict) -> dict:
     export = ns.get("export_plain_state_dict")
     fixed_cases = export_fixed(export)
     rng = Random(EXPORT_SEED)
-    torch.manual_seed(EXPORT_SEED)
+    seed_torch(EXPORT_SEED)
     cases = sorted((export_case(rng) for _ in range(EXPORT_CASES)), key=lambda case: case[0])
     return labelled(*fixed_cases, *seeded(cases, lambda _, model: unchanged_after(export, model)))
 
@@ -419,7 +419,7 @@ def counted(model: nn.Module) -> nn.Module:
 
 def materialized(materialize: object, build: object, *shape: int) -> tuple:
     """Build a model (seeded), call materialize(model, x) on it: (model, what it returned, the calls it made)."""
-    torch.manual_seed(0)
+    seed_torch(0)
     model = counted(build())
     x = torch.randn(*shape)
     CALLS.clear()
@@ -558,7 +558,7 @@ def observe_materialize_hidden(ns: dict) -> dict:
     ]
     rng = Random(MATERIALIZE_SEED)
     gen = torch.Generator().manual_seed(MATERIALIZE_SEED)
-    torch.manual_seed(MATERIALIZE_SEED)
+    seed_torch(MATERIALIZE_SEED)
     seeds = [rng.randrange(2**31) for _ in range(MATERIALIZE_CASES)]
     cases = sorted((materialize_case(seed) for seed in seeds), key=lambda case: case[0])
 

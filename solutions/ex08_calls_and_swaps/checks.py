@@ -10,7 +10,7 @@ from random import Random
 import torch
 from torch import nn
 
-from grader.observing import data, fixed, in_turn, kind_of, labelled, raised, seeded, single_thread
+from grader.observing import data, fixed, in_turn, kind_of, labelled, raised, seed_torch, seeded, single_thread
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
@@ -77,7 +77,7 @@ def observe_call_visible(ns: dict) -> list:
     call_with = ns.get("call_with")
 
     def linear():
-        torch.manual_seed(0)
+        seed_torch(0)
         lin = nn.Linear(2, 2)
         weight, x = lin.weight, torch.randn(3, 2)
         given = torch.zeros(2, 2, requires_grad=True)
@@ -97,7 +97,7 @@ def observe_call_visible(ns: dict) -> list:
         return ["returns"]
 
     def shared():
-        torch.manual_seed(0)
+        seed_torch(0)
         layer = nn.Linear(2, 2)
         net = nn.Sequential(layer, nn.ReLU(), layer)
         x, ones, weight = torch.randn(3, 2), torch.ones(2, 2), layer.weight
@@ -143,7 +143,7 @@ def call_build(rng: Random, depth: int, pool: list) -> nn.Module:
 def call_model(case_seed: int) -> tuple[nn.Module, Counting, Random]:
     rng = Random(case_seed)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(case_seed)
+        seed_torch(case_seed)
         body = call_build(rng, rng.choice([0, 1, 2, 2, 3]), [])
         counter = Counting()
         return nn.Sequential(counter, body), counter, rng
@@ -189,7 +189,7 @@ def call_fixed_cases() -> list:
     cases = []
     for build, names, unknown in builders:
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(CALL_SEED)
+            seed_torch(CALL_SEED)
             counter = Counting()
             model = nn.Sequential(counter, build())
         cases.append((model, counter, described(model, names), unknown))
