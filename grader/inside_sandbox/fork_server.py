@@ -18,7 +18,9 @@ was), which waits on its connection for its request (id, uid, limits, environmen
 child. So the forks, the namespaces and their init are made while the grader works on something else.
 
 An isolated child (as root inside bubblewrap) is three processes. Its keeper unshares a PID, IPC, mount, network and
-UTS namespace, then forks the namespace's init (PID 1, which only reaps) and the worker (PID 2). The worker mounts
+UTS namespace, then spawns the namespace's init (PID 1: `sleep infinity` with SIGCHLD ignored, so the kernel reaps
+what is left to it; spawned, not forked, so none of this process's pages are copied for it) and forks the worker
+(PID 2). The worker mounts
 its own /proc, one size-limited tmpfs for its home and /dev/shm, sets its namespace's IPC limits, drops to a
 uid of its own and serves cells. The server ends a child by killing its init: the kernel then kills every process
 of the namespace, whatever it did to hide, and the keeper (which the student's code can neither see nor signal)
@@ -37,6 +39,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import socket
 import sys
@@ -51,6 +54,7 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 LIBC = ctypes.CDLL(None, use_errno=True)
+SLEEP = shutil.which("sleep") or "/bin/sleep"  # an isolated child's init
 # The IPC of a child's namespace: SysV shared memory and message queues within a small budget, POSIX queues few.
 IPC_LIMITS = {
     "kernel/shmmax": 64 << 20,
@@ -255,9 +259,7 @@ def _keep(connection: socket.socket, report: int, scratch: str, shell) -> None:
     except OSError as error:
         os.write(report, json.dumps({"error": str(error)}).encode())
         os._exit(1)
-    init = os.fork()
-    if init == 0:
-        _init_of_namespace()  # never returns
+    init = _spawn_init()
     worker = os.fork()
     if worker == 0:
         os.close(report)
@@ -273,7 +275,8 @@ def _keep(connection: socket.socket, report: int, scratch: str, shell) -> None:
     _pid, status = os.waitpid(worker, 0)
     with contextlib.suppress(ProcessLookupError):
         os.kill(init, signal.SIGKILL)
-    os.waitpid(init, 0)  # returns once every process of the namespace is gone
+    with contextlib.suppress(ChildProcessError):  # reaped already, had it ended while its SIGCHLD was ignored here
+        os.waitpid(init, 0)  # returns once every process of the namespace is gone
     _end_like(status)
 
 
@@ -285,19 +288,15 @@ def _request(connection: socket.socket) -> dict:
     return request
 
 
-def _init_of_namespace() -> None:
-    """PID 1 of a child's namespace: reap whatever is left to it, until its keeper or the server kills it."""
+def _spawn_init() -> int:
+    """PID 1 of the namespace just unshared: `sleep infinity`, with SIGCHLD ignored (kept across exec), so the kernel
+    reaps whatever is left to it. It holds no file but /dev/null, and dies with its namespace, killed by its keeper
+    or the server (or with bubblewrap's own namespace, if the server dies)."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     try:
-        _die_with_parent()
-        os.closerange(0, 1 << 16)
-        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
-        while True:
-            with contextlib.suppress(ChildProcessError):
-                while os.waitpid(-1, os.WNOHANG)[0]:
-                    pass
-            signal.sigtimedwait([signal.SIGCHLD], 1.0)
+        return os.posix_spawn(SLEEP, [SLEEP, "infinity"], {})
     finally:
-        os._exit(1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 
 
 def _end_like(status: int) -> None:
