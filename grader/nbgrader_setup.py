@@ -1,9 +1,10 @@
 """nbgrader made ready for this process: the same behaviour, without the work it repeats for every submission.
 
 nbgrader opens a new gradebook (a new SQLAlchemy engine) many times per submission, asks the `alembic` command for
-its schema head each time, and validates every graded cell's metadata with `jsonschema.validate`, which checks the
-schema itself before each use. Here the head is read once, engines are shared per URL (each keeps its compiled
-statements), the metadata schema is checked once, and SQLite gradebooks use write-ahead logging.
+its schema head each time, asks the database whether each of its tables exists (one query per table) each time, and
+validates every graded cell's metadata with `jsonschema.validate`, which checks the schema itself before each use.
+Here the head is read once, engines are shared per URL (each keeps its compiled statements), the tables are looked
+up with one query, the metadata schema is checked once, and SQLite gradebooks use write-ahead logging.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ def ready_nbgrader() -> None:
 
     nbgrader.api.get_alembic_version = _alembic_head
     nbgrader.api.create_engine = _shared_engine
+    metadata = nbgrader.api.Base.metadata
+    if not hasattr(metadata.create_all, "__wrapped__"):
+        metadata.create_all = functools.wraps(metadata.create_all)(functools.partial(_missing_tables, metadata))
     nbgrader.nbgraderformat.common.jsonschema = types.SimpleNamespace(validate=_validate)
     # nbgrader's gradebook triggers SQLAlchemy warnings about its own ORM use on every submission: not ours to fix.
     warnings.filterwarnings("ignore", message=r"Object of type <Submitted", module=r"nbgrader\..*")
@@ -59,6 +63,15 @@ def _shared_engine(url: str, **options: object):
                 event.listen(engine, "connect", _sqlite_write_ahead)
             _ENGINES[key] = engine
         return _ENGINES[key]
+
+
+def _missing_tables(metadata, bind, **options: object) -> None:
+    """MetaData.create_all, which asks the database about each table in turn: here one query for all their names
+    first, and nothing more when every table is there."""
+    from sqlalchemy import inspect
+
+    if not set(metadata.tables) <= set(inspect(bind).get_table_names()):
+        metadata.__class__.create_all(metadata, bind=bind, **options)
 
 
 def _sqlite_write_ahead(connection, _record) -> None:
