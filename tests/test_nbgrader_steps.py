@@ -143,3 +143,20 @@ def test_the_course_configuration_loads_whatever_the_command_line(monkeypatch: p
     ):
         monkeypatch.setattr(sys, "argv", argv)
         assert course_configuration().CourseDirectory.db_url == "sqlite:///a.db"
+
+
+def test_a_gradebook_missing_a_table_gets_it_back(tmp_path: Path) -> None:
+    """nbgrader's tables are looked up with one query (grader.nbgrader_setup): one that is gone is still made."""
+    from nbgrader.api import Gradebook
+    from sqlalchemy import inspect, text
+
+    ready_nbgrader()
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gradebook:
+        gradebook.add_student("s1")
+        gradebook.db.execute(text("DROP TABLE comment"))
+        gradebook.db.commit()
+        assert "comment" not in inspect(gradebook.engine).get_table_names()
+    with Gradebook(url) as gradebook:
+        assert "comment" in inspect(gradebook.engine).get_table_names()
+        assert [student.id for student in gradebook.students] == ["s1"]

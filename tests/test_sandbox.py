@@ -242,3 +242,28 @@ def test_an_exercises_warm_up_is_its_own_function_alone() -> None:
     checker = TrustedChecker("ex05_hooks", Failing())  # type: ignore[arg-type]
     with pytest.raises(CourseError, match=r"solutions/ex05_hooks/checks.py: its warm_up failed .*ZeroDivisionError"):
         checker.warm_sandbox()
+
+
+SAME_MODULES = """
+import inspect, sys, json
+def frame_here():
+    return sys._getframe()
+try:
+    1 / 0
+except ZeroDivisionError as error:
+    traceback = error.__traceback__
+objects = [frame_here(), traceback, frame_here.__code__, json.dumps, json, inspect.Signature, 3]
+first = [inspect.getmodule(o) is inspect.getmodule.__wrapped__(o) for o in objects]
+first += [inspect.getmodule(o) is inspect.getmodule.__wrapped__(o) for o in objects]  # remembered this time
+import colorsys  # sys.modules changes: what was remembered is asked again
+second = [inspect.getmodule(o) is inspect.getmodule.__wrapped__(o) for o in objects] * 2
+(first, second, inspect.getmodule(frame_here()), inspect.getmodule(json.dumps).__name__)
+"""
+
+
+def test_a_childs_inspect_getmodule_answers_as_the_standard_one(sandbox: Sandbox) -> None:
+    """The child remembers which files are no module's (grader.inside_sandbox.cell_runner): the same answers."""
+    [reply] = run(sandbox, SAME_MODULES)
+    first, second, frame_module, json_module = ast.literal_eval(reply["outputs"][-1]["data"]["text/plain"])
+    assert first == second == [True] * 14
+    assert (frame_module, json_module) == (None, "json")
