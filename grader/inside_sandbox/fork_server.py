@@ -420,3 +420,6 @@ def _fresh_randomness(threads: int) -> None:
 
 if __name__ == "__main__":
     main(int(sys.argv[1]), sys.argv[2], sys.argv[3:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # every child is reaped and nothing is left to write: torch's and IPython's teardown would take 0.1 s
