@@ -93,18 +93,17 @@ def _shortened(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [shortened by the grader]"
 
 
-CURRENT = Outputs()
-
-
 class CapturedStream(io.TextIOBase):
-    def __init__(self, name: str) -> None:
-        self.name = name
+    """sys.stdout or sys.stderr: what is written goes to the outputs of the shell's cell being run."""
+
+    def __init__(self, name: str, shell: CellShell) -> None:
+        self.name, self.shell = name, shell
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        CURRENT.stream(self.name, str(text))
+        self.shell.outputs.stream(self.name, str(text))
         return len(text)
 
 
@@ -115,7 +114,7 @@ class ResultHook(DisplayHook):
         pass
 
     def write_format_data(self, format_dict: dict, md_dict: dict | None = None) -> None:
-        CURRENT.rich(
+        self.shell.outputs.rich(
             {
                 "output_type": "execute_result",
                 "data": format_dict,
@@ -129,19 +128,20 @@ class DisplayRecorder(DisplayPublisher):
     """Records display() calls as display_data outputs."""
 
     def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs) -> None:
-        CURRENT.rich({"output_type": "display_data", "data": data, "metadata": metadata or {}})
+        self.shell.outputs.rich({"output_type": "display_data", "data": data, "metadata": metadata or {}})
 
     def clear_output(self, wait: bool = False) -> None:
-        CURRENT.clear()
+        self.shell.outputs.clear()
 
 
 class CellShell(InteractiveShell):
-    """An IPython shell whose outputs are recorded per cell instead of printed."""
+    """An IPython shell whose outputs are recorded per cell instead of printed: `outputs`, the cell's being run."""
 
     displayhook_class = ResultHook
     display_pub_class = DisplayRecorder
     pristine: tuple = ()  # the input transformers of a fresh shell
     offered: tuple[str, str] | None = None  # (cell, its transformation made by the grader) for the cell being run
+    outputs: Outputs = Outputs()  # replaced for each cell (run_cell) and each observation (observe)
 
     def transform_cell(self, raw_cell: str) -> str:
         # The grader transforms the course's cells once per run. A submission may add its own input transformers:
@@ -162,7 +162,7 @@ class CellShell(InteractiveShell):
         )
 
     def _showtraceback(self, etype, evalue, stb) -> None:
-        CURRENT.error(etype.__name__, str(evalue), list(stb))
+        self.outputs.error(etype.__name__, str(evalue), list(stb))
 
 
 def _error(ename: str, evalue: str, traceback: list[str]) -> dict:
@@ -206,20 +206,19 @@ def new_shell() -> CellShell:
     shell = CellShell.instance(config=config)
     shell.colors = "nocolor"  # tracebacks keep their context lines; syntax colouring would triple their cost
     shell.run_cell("1 / 0", silent=True)  # formats one traceback: its lazy imports happen once, here
-    CURRENT.clear()
+    shell.outputs = Outputs()
     shell.execution_count = 1
     shell.pristine = shell._input_transformers()
     return shell
 
 
 def run_cell(shell: CellShell, source: str, transformed: str | None = None) -> dict:
-    global CURRENT
-    CURRENT = Outputs()
+    shell.outputs = Outputs()
     shell.offered = (source, transformed) if type(transformed) is str else None
     result = shell.run_cell(source, store_history=True)
     shell.offered = None
     sys.stdout.flush()
-    outputs = CURRENT.finished()
+    outputs = shell.outputs.finished()
     failure = result.error_before_exec or result.error_in_exec
     if failure is not None and not any(o["output_type"] == "error" for o in outputs):
         # The traceback display was replaced (nbgrader's Execute records the error from the reply all the same).
@@ -230,8 +229,7 @@ def run_cell(shell: CellShell, source: str, transformed: str | None = None) -> d
 
 def observe(shell: CellShell, request: dict) -> dict:
     """Run a trusted check's observers on the namespace the cells ran in."""
-    global CURRENT
-    CURRENT = Outputs()  # what the submission prints while observed is dropped
+    shell.outputs = Outputs()  # what the submission prints while observed is dropped
     helpers = types.ModuleType("grader.observing")
     exec(compile(request["helpers"], "grader/observing.py", "exec"), helpers.__dict__)
     check = helpers.load_checks(helpers, request["module"], request["name"])
@@ -246,7 +244,7 @@ def observe(shell: CellShell, request: dict) -> dict:
 
 def serve(connection: socket.socket, shell: CellShell) -> None:
     """Answer requests until the grader closes the connection."""
-    sys.stdout, sys.stderr = CapturedStream("stdout"), CapturedStream("stderr")
+    sys.stdout, sys.stderr = CapturedStream("stdout", shell), CapturedStream("stderr", shell)
     handlers = {
         "run": lambda shell, request: run_cell(shell, request["source"], request.get("transformed")),
         "observe": observe,
