@@ -20,11 +20,10 @@ child. So the forks, the namespaces and their init are made while the grader wor
 An isolated child (as root inside bubblewrap) is three processes. Its keeper unshares a PID, IPC, mount, network and
 UTS namespace, then spawns the namespace's init (PID 1: `sleep infinity` with SIGCHLD ignored, so the kernel reaps
 what is left to it; spawned, not forked, so none of this process's pages are copied for it) and forks the worker
-(PID 2). The worker mounts
-its own /proc, one size-limited tmpfs for its home and /dev/shm, sets its namespace's IPC limits, drops to a
-uid of its own and serves cells. The server ends a child by killing its init: the kernel then kills every process
-of the namespace, whatever it did to hide, and the keeper (which the student's code can neither see nor signal)
-exits once they are all gone, the way the worker ended. Nothing of the namespace outlives it.
+(PID 2). The worker mounts its own /proc, one size-limited tmpfs for its home and /dev/shm, sets its namespace's IPC
+limits, drops to a uid of its own and serves cells. The server ends a child by killing its init: the kernel then
+kills every process of the namespace, whatever it did to hide, and the keeper (which the student's code can neither
+see nor signal) exits once they are all gone, the way the worker ended. Nothing of the namespace outlives it.
 
 Fork safety: this process never starts a thread and never touches CUDA before forking.
 """
@@ -101,10 +100,7 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
                 reply, fds = {"pid": children[request["id"]].pid}, [connection.fileno()]
             elif request["op"] == "warm":
                 _warm_up(request["source"])
-                for connection, spare in spares.values():  # forked cold: the next spawns fork warm ones
-                    connection.close()
-                    _finish(spare)
-                spares.clear()
+                _drop(spares)  # forked cold: the next spawns fork warm ones
                 reply = {"warmed": True}
             elif request["op"] == "finish":
                 grace = 1.0 if request.get("died") else 0.0
@@ -122,9 +118,7 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
         if isolate is not None and isolate not in spares:
             with contextlib.suppress(Exception):  # no spare: the next spawn forks its child itself, and says why not
                 spares[isolate] = _fork_child(isolate, scratch, shell, control)
-    for connection, spare in spares.values():
-        connection.close()
-        _finish(spare)
+    _drop(spares)
     for child in children.values():
         _finish(child)
 
@@ -171,6 +165,14 @@ def _fork_child(isolate: bool, scratch: str, shell, control: socket.socket) -> t
         _finish(Running(pid, None))
         raise RuntimeError(f"the child could not be isolated: {found.get('error')}")
     return ours, Running(pid, int(found["init"]))
+
+
+def _drop(spares: dict[bool, tuple[socket.socket, Running]]) -> None:
+    """Let every spare child go (it ends on its closed connection, or is killed) and forget them."""
+    for connection, spare in spares.values():
+        connection.close()
+        _finish(spare)
+    spares.clear()
 
 
 def _alive(spare: tuple[socket.socket, Running] | None) -> tuple[socket.socket, Running] | None:
