@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import common_mistakes
-from grader.autograde import ledger_outcomes
+from grader.autograde import Outcome, ledger_outcomes
 from grader.escaping import spreadsheet_cell
 from grader.gradebook import CellGrade, cell_grades, changed_outside, graded_by_hand, max_scores
 
@@ -24,13 +24,13 @@ class Row:
     by_hand: str = ""  # the cells a teaching assistant scored by hand, with the automatic score each replaces
 
 
-def rows(work_dir: Path, db_url: str) -> list[Row]:
-    """Every graded submission: its status from the grading ledger, each cell's points the manual score a teaching
-    assistant gave it or else the automatic points the grader recorded. Where the gradebook's automatic points are
-    not the grader's, the grader's count and the status says what was changed."""
+def rows(outcomes: list[Outcome], db_url: str) -> list[Row]:
+    """Every graded submission: its status from the grading ledger's `outcomes`, each cell's points the manual score
+    a teaching assistant gave it or else the automatic points the grader recorded. Where the gradebook's automatic
+    points are not the grader's, the grader's count and the status says what was changed."""
     grades = cell_grades(db_url)
     found = []
-    for outcome in ledger_outcomes(work_dir):
+    for outcome in outcomes:
         cells = grades.get(outcome.student, {}).get(outcome.assignment, {})
         changes = changed_outside(outcome.auto_scores, cells)
         status = outcome.status
@@ -106,11 +106,12 @@ def write_summary_png(table: list[Row], maxima: dict[str, dict[str, float]], pat
 
 def report(work_dir: Path, db_url: str, out: Path) -> list[Path]:
     """Write grades.csv, summary.png, common_mistakes.csv and common_mistakes.png into `out`; return their paths."""
-    table, maxima = rows(work_dir, db_url), max_scores(db_url)
+    outcomes, maxima = ledger_outcomes(work_dir), max_scores(db_url)
+    table = rows(outcomes, db_url)
     paths = [out / name for name in ("grades.csv", "summary.png", "common_mistakes.csv", "common_mistakes.png")]
     write_csv(table, paths[0])
     write_summary_png(table, maxima, paths[1])
-    mistakes = common_mistakes.tally(ledger_outcomes(work_dir), {a: sorted(cells) for a, cells in maxima.items()})
+    mistakes = common_mistakes.tally(outcomes, {a: sorted(cells) for a, cells in maxima.items()})
     common_mistakes.write_csv(mistakes, common_mistakes.part_titles(maxima), paths[2])
     common_mistakes.write_png(mistakes, paths[3])
     return paths
