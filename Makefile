@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # The venv's scripts first on PATH: nbgrader (the Formgrader included) runs its `alembic` command by name.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test venv lint outputs mutation
+.PHONY: lab test venv lint outputs mutation portability
 
 venv: $(STAMP)
 
@@ -44,6 +44,12 @@ lint: $(STAMP)
 # Minutes, not part of `make test`. One exercise: `make mutation ASSIGNMENT=ex08_calls_and_swaps`.
 mutation: $(STAMP)
 	$(BIN)/python -m benchmarks.mutation --assignment $(or $(ASSIGNMENT),all)
+
+# The course on other CPU kernels (tests/test_portability.py): every assignment's scripted students observed under
+# each kernel choice torch can be forced to on this machine (ATEN_CPU_CAPABILITY), against the solution's
+# observations under every other; `release --check` and `validate` under each. Minutes; the suite checks a part.
+portability: $(STAMP)
+	GRADER_PORTABILITY=all $(BIN)/python -m pytest tests/test_portability.py -q
 
 # Re-run every chapter top to bottom in the pinned environment and store its outputs. Consecutive stream outputs
 # are merged after execution, so a line is never split between two outputs (it renders the same everywhere).

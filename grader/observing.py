@@ -2,10 +2,15 @@
 JSON data, call it case by case, run observers on one thread or record a failure that stops them; load a checks
 module from its text; compare observations with the solution's and say where they first differ.
 
-This text runs in three places: in the sandboxed child of the trusted check (grader.trusted sends it), inside every
-generated hidden-test block (grader.hidden_tests embeds it), and in the grader, which compares. Inside a submission's
-process nothing here is a security boundary (the submission can change anything there); the points the grader
-records come from its own comparison.
+This text runs in three places: in the sandboxed child of the trusted check (grader.trusted sends it), in a notebook
+whose hidden-test block runs (grader.hidden_tests), and in the grader, which compares. Inside a submission's process
+nothing here is a security boundary (the submission can change anything there); the points the grader records come
+from its own comparison.
+
+The comparison rule (agrees): observations are equal where a contract makes them exact (types, names, order,
+shapes, flags, exception types, ints, strings), and floats are equal within REL_TOL and ABS_TOL, as math.isclose
+has it: wide enough that another CPU kernel, thread count or summation order never changes a grade, far narrower
+than any mistake the checks look for.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ if TYPE_CHECKING:  # imported where used: the grader compares observations witho
     import torch
 
 SCALARS = (str, int, bool, type(None))
+REL_TOL = 1e-3  # float observations agree within this relative difference...
+ABS_TOL = 1e-4  # ...or this absolute one (values near zero)
+TOLERANCE = f"relative {REL_TOL:g}, absolute {ABS_TOL:g}"
 
 
 def plain(value: object, depth: int = 0) -> object:
@@ -246,7 +254,15 @@ def agrees(seen: object, expected: object) -> bool:
     if type(expected) is dict:
         same_keys = type(seen) is dict and seen.keys() == expected.keys()
         return same_keys and all(agrees(seen[key], value) for key, value in expected.items())
+    if _floats(seen, expected):
+        return math.isclose(seen, expected, rel_tol=REL_TOL, abs_tol=ABS_TOL)
     return seen == expected
+
+
+def _floats(seen: object, expected: object) -> bool:
+    """Two numbers compared within the tolerance: both int or float (never bool), at least one a float."""
+    numbers = (int, float)
+    return type(seen) in numbers and type(expected) in numbers and float in (type(seen), type(expected))
 
 
 def first_difference(seen: object, expected: object, depth: int = 0) -> tuple[str, object, object] | None:
@@ -295,4 +311,5 @@ def explain(seen: object, expected: object) -> str:
     if difference is None:
         return ""
     label, want, got = difference
-    return f"{label or 'the observation'} differs\n  expected: {shown(want)}\n  got:      {shown(got)}"
+    how = f"differs beyond the tolerance ({TOLERANCE})" if _floats(got, want) else "differs"
+    return f"{label or 'the observation'} {how}\n  expected: {shown(want)}\n  got:      {shown(got)}"

@@ -68,7 +68,7 @@ def _hidden_lines() -> list[str]:
             inside = (inside or "BEGIN HIDDEN TESTS" in line) and "END HIDDEN TESTS" not in line
             if inside and len(line.strip()) >= 24 and "HIDDEN TESTS" not in line and line.strip() not in public:
                 lines.append(line.strip())
-    assert len(lines) > 50
+    assert len(lines) >= 4  # three lines per hidden-test block, two of them telling
     return lines
 
 

@@ -1,13 +1,15 @@
-"""Hidden-test blocks generated from an exercise's checks: written by `release`, checked by `release --check`, and
-run by stock nbgrader as plain notebook code that names the failing case."""
+"""Hidden-test blocks: a fixed call of the exercise's checks, written by `release`, checked by `release --check`, run
+by stock nbgrader as plain notebook code that names the failing case against the solution's observations computed
+on this machine."""
 
 from __future__ import annotations
 
-import ast
-import base64
 import copy
 import json
-import zlib
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -19,6 +21,11 @@ from grader.hidden_tests import BEGIN, END
 from tests.conftest import REPO, grader
 
 SOURCE = Path("solutions/extoy/extoy.ipynb")
+BLOCK = f"""{BEGIN}
+# The hidden tests of solutions/extoy/checks.py, written by `python -m grader release`.
+from grader.hidden_tests import run_hidden_tests
+run_hidden_tests('extoy', 'test_answer', globals())
+{END}"""
 
 
 def _released(course: Path) -> nbformat.NotebookNode:
@@ -32,23 +39,12 @@ def _hidden_block(notebook: nbformat.NotebookNode) -> str:
     return source[source.index(BEGIN) : source.index(END) + len(END)]
 
 
-def _packed(block: str) -> list:
-    """What a hidden block carries, unpacked: [the helpers' text, the checks' text, the solution's observations]."""
-    lines = block[block.index("b85decode(") : block.index(")))")].splitlines()[1:]
-    text = "".join(ast.literal_eval(line.strip()) for line in lines if line.strip())
-    return json.loads(zlib.decompress(base64.b85decode(text)))
-
-
-def test_release_writes_the_hidden_block_from_the_checks(toy_course_with_checks: Path) -> None:
-    block = _hidden_block(_released(toy_course_with_checks))
-    assert "hidden check on the type" not in block  # the hand-written block is replaced
-    assert "from solutions/extoy/checks.py" in block
-    helpers, checks, expected = _packed(block)
-    assert helpers == (REPO / "grader/observing.py").read_text(encoding="utf-8")
-    assert checks == (toy_course_with_checks / "solutions/extoy/checks.py").read_text(encoding="utf-8")
-    assert "def observe_answer(ns: dict) -> list:" in checks
-    # the solution's observations, as the trusted check computes them in the sandbox
-    assert ["type", "int"] in expected and ["returns", 42] in expected, expected
+def test_release_writes_a_short_block_that_names_the_checks(toy_course_with_checks: Path) -> None:
+    notebook = _released(toy_course_with_checks)
+    assert _hidden_block(notebook) == BLOCK  # the hand-written block is replaced; nothing derived is stored
+    stored = json.loads((toy_course_with_checks / "work/references/extoy.json").read_text())
+    # the solution's observations, computed by the trusted check in the sandbox, kept only in the work folder
+    assert stored["observations"] == {"test_answer": [["type", "int"], ["returns", 42]]}
 
 
 def test_the_checks_and_mistakes_are_never_released(toy_course_with_checks: Path) -> None:
@@ -59,6 +55,13 @@ def test_the_checks_and_mistakes_are_never_released(toy_course_with_checks: Path
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def _run_block(course: Path, answer, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("GRADER_COURSE_ROOT", str(course))
+    namespace = {"answer": answer}
+    exec(BLOCK, namespace)
+    return namespace
+
+
 @pytest.mark.parametrize(
     ("answer", "message"),
     [
@@ -67,39 +70,80 @@ def test_the_checks_and_mistakes_are_never_released(toy_course_with_checks: Path
         (lambda: 41, "case 2 of 2, item 2 differs\n  expected: 42\n  got:      41"),
     ],
 )
-def test_the_generated_block_names_the_failing_case(toy_course_with_checks: Path, answer, message) -> None:
-    block = _hidden_block(_released(toy_course_with_checks))
-    namespace = {"answer": answer}
+def test_the_block_names_the_failing_case(
+    toy_course_with_checks: Path, monkeypatch: pytest.MonkeyPatch, answer, message
+) -> None:
+    _released(toy_course_with_checks)
     if message is None:
-        exec(block, namespace)
-        assert set(namespace) == {"answer", "__builtins__"}  # it leaves nothing behind in the student's namespace
+        assert _run_block(toy_course_with_checks, answer, monkeypatch)["answer"] is answer
         return
     with pytest.raises(AssertionError) as failure:
-        exec(block, namespace)
+        _run_block(toy_course_with_checks, answer, monkeypatch)
     assert str(failure.value) == message
 
 
 def test_check_names_a_hand_edited_hidden_block(toy_course_with_checks: Path) -> None:
     notebook = _released(toy_course_with_checks)
-    notebook.cells[2].source = notebook.cells[2].source.replace("helpers.agrees(", "not helpers.agrees(", 1)
+    notebook.cells[2].source = notebook.cells[2].source.replace("'test_answer'", "'test_other'", 1)
     nbformat.write(notebook, toy_course_with_checks / SOURCE)
     run = grader("release", "--check", root=toy_course_with_checks)
     assert run.returncode == 1
     assert (
-        "solutions/extoy/extoy.ipynb: cell 3 (test_answer) hidden tests differ from what the checks generate; "
+        "solutions/extoy/extoy.ipynb: cell 3 (test_answer) hidden-test block differs from what `release` writes; "
         "run `python -m grader release extoy`"
     ) in run.stdout
 
 
-def test_check_names_hidden_blocks_left_behind_by_changed_checks(toy_course_with_checks: Path) -> None:
-    _released(toy_course_with_checks)
+def test_changed_checks_change_no_notebook_and_are_compared_at_once(
+    toy_course_with_checks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _released(toy_course_with_checks)
     checks = toy_course_with_checks / "solutions/extoy/checks.py"
     checks.write_text(checks.read_text().replace("attempt(answer)]", "attempt(answer), attempt(answer)]"))
     run = grader("release", "--check", root=toy_course_with_checks)
-    assert run.returncode == 1
-    assert "cell 3 (test_answer) hidden tests differ from what the checks generate" in run.stdout
-    block = _hidden_block(_released(toy_course_with_checks))
-    assert _packed(block)[2].count(["returns", 42]) == 2  # regenerated: the new observation is expected too
+    assert run.returncode == 0, run.stdout  # the notebooks do not depend on the checks' text
+    assert nbformat.read(toy_course_with_checks / SOURCE, as_version=4) == before
+    with pytest.raises(AssertionError) as failure:  # the stored observations are stale: computed again
+        _run_block(toy_course_with_checks, lambda: 41, monkeypatch)
+    assert str(failure.value).startswith("case 2 of 3, item 2 differs")  # three cases now
+
+
+def test_a_float_within_the_tolerance_passes_and_one_beyond_it_names_the_tolerance(
+    toy_course_with_checks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checks = toy_course_with_checks / "solutions/extoy/checks.py"
+    observed = '    return [["type", type(answer()).__name__] if callable(answer) else ["missing"], attempt(answer)]'
+    checks.write_text(checks.read_text().replace(observed, "    return attempt(lambda: answer() / 7)"))
+    _released(toy_course_with_checks)
+    _run_block(toy_course_with_checks, lambda: 42 * (1 + 1e-6), monkeypatch)  # another CPU's last bits
+    with pytest.raises(AssertionError) as failure:
+        _run_block(toy_course_with_checks, lambda: 42.1, monkeypatch)
+    assert str(failure.value) == (
+        "case 2 of 2 differs beyond the tolerance (relative 0.001, absolute 0.0001)\n"
+        "  expected: 6.0\n  got:      6.014285714285714"
+    )
+
+
+def test_editing_observing_leaves_every_notebook_as_it_is(tmp_path: Path) -> None:
+    """A docstring changed in grader/observing.py: `release` of the whole course leaves `git status` clean."""
+    copy_root = tmp_path / "course"
+    for folder in ("grader", "solutions", "exercises"):
+        shutil.copytree(REPO / folder, copy_root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("nbgrader_config.py", ".gitignore"):
+        shutil.copy(REPO / name, copy_root / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(copy_root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "course"], check=True)
+    observing = copy_root / "grader/observing.py"
+    observing.write_text(observing.read_text().replace('"""Helpers for', '"""Helpers (reworded) for', 1))
+    env = dict(os.environ, GRADER_COURSE_ROOT=str(copy_root), PYTHONPATH=str(copy_root))
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "release"], cwd=copy_root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True).stdout
+    assert status.splitlines() == [" M grader/observing.py"]
 
 
 def test_hidden_tests_run_once_and_the_trusted_verdict_is_the_cells_output(

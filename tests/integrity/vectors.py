@@ -66,7 +66,7 @@ class Course:
         for _, cell, meta in nbgrader_cells(source):
             if meta.get("grade") and "### BEGIN HIDDEN TESTS" in cell.source:
                 hidden = cell.source.split("### BEGIN HIDDEN TESTS", 1)[1]
-                secrets += [line.strip() for line in hidden.splitlines() if line.strip().startswith("def _hidden")]
+                secrets += [line.strip() for line in hidden.splitlines() if line.startswith("run_hidden_tests(")]
         return cls(
             release=release,
             source=source,
