@@ -15,6 +15,7 @@ than any mistake the checks look for.
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import math
@@ -33,10 +34,11 @@ ABS_TOL = 1e-4  # ...or this absolute one (values near zero)
 TOLERANCE = f"relative {REL_TOL:g}, absolute {ABS_TOL:g}"
 
 
-def plain(value: object, depth: int = 0) -> object:
+def plain(value: object, depth: int = 0, sets: bool = False) -> object:
     """`value` as JSON data, judged by exact type: a subclass of str, dict, list... is reported, not converted.
 
-    Tensors (and Parameters) become {"tensor": nested lists}; anything else becomes {"type": its class name}.
+    Tensors (and Parameters) become {"tensor": nested lists}; with `sets`, a set or frozenset becomes {"set": its
+    items, sorted}; anything else becomes {"type": its class name}.
     """
     kind = type(value)
     if depth > 20:
@@ -46,11 +48,13 @@ def plain(value: object, depth: int = 0) -> object:
     if kind is float:
         return value if math.isfinite(value) else {"float": repr(value)}
     if kind in (list, tuple):
-        return [plain(item, depth + 1) for item in value]
+        return [plain(item, depth + 1, sets) for item in value]
     if kind is dict:
         if all(type(key) is str for key in value):
-            return {key: plain(item, depth + 1) for key, item in value.items()}
-        return {"dict items": [[plain(k, depth + 1), plain(v, depth + 1)] for k, v in value.items()]}
+            return {key: plain(item, depth + 1, sets) for key, item in value.items()}
+        return {"dict items": [[plain(k, depth + 1, sets), plain(v, depth + 1, sets)] for k, v in value.items()]}
+    if sets and kind in (set, frozenset):
+        return {"set": sorted((plain(item, depth + 1, sets) for item in value), key=json.dumps)}
     if kind.__name__ in ("Tensor", "Parameter") and kind.__module__.startswith("torch"):
         return {kind.__name__: value.detach().tolist()}
     return {"type": kind.__name__}
@@ -224,6 +228,161 @@ def walk(root: torch.nn.Module, root_path: str = "", lenient: bool = False) -> l
             if child is not None:
                 todo.append((child, key if path == "" else f"{path}.{key}"))
     return found
+
+
+VISIBLE_TESTS = "the visible tests"  # the one case of a visible test cell's observation (replay)
+SAME_DATA = ("torch.equal", "torch.allclose")  # calls whose two arguments must also hold the same plain data
+
+
+def replay(steps: list[dict], submission: dict) -> dict[str, dict]:
+    """The notebook's visible test cells, run again from the course's own text in a fresh namespace: they are written
+    once (in the notebook) and observed here as plain data, judged by the grader (visible_failure).
+
+    Each step is {"run": a cell's source} (a given cell, or the visible lines of a hidden-test cell), {"run": ...,
+    "grade_id": ...} (a visible test cell, observed) or {"take": names} (a solution cell: the names it defines, taken
+    from the submission's namespace). Only the submission's answers come from it, never a test's helpers or a name
+    the submission shadows. In a visible test cell every `assert` records what it looks at (recording) and the cell's
+    outcome ends the list: {VISIBLE_TESTS: [record, ..., ["passes"] or ["fails", class name, message]]}. torch's
+    generator is seeded, and restored afterwards."""
+    import builtins
+
+    import torch
+
+    fresh: dict = {"__name__": "__main__", "__builtins__": builtins}
+    outcomes: dict[str, dict] = {}
+    with torch.random.fork_rng(devices=[]):
+        seed_torch(0)
+        for step in steps:
+            if "take" in step:
+                fresh.update({name: submission[name] for name in step["take"] if name in submission})
+                continue
+            records: list = []
+            fresh["__recorded__"] = functools.partial(_record, records)
+            code = recording(step["run"], step["grade_id"]) if "grade_id" in step else step["run"]
+            try:
+                exec(compile(code, step.get("grade_id", "a given cell"), "exec"), fresh)
+                records.append(["passes"])
+            except (Exception, SystemExit) as error:  # noqa: BLE001 - a failing test is an observation
+                records.append(["fails", type(error).__name__, _message(error)])
+            if "grade_id" in step:
+                outcomes[step["grade_id"]] = {VISIBLE_TESTS: records}
+    return outcomes
+
+
+def recording(source: str, name: str) -> ast.Module:
+    """A test cell whose asserts record what they look at: `assert a and b` is two checks, `assert x == y`
+    records both sides, `assert torch.equal(x, y)` both arguments, any other assert its truth; each is judged in
+    the cell (raising AssertionError with the assert's message, as the notebook does) and again by the grader."""
+    tree = ast.parse(source, name)
+
+    class Recorded(ast.NodeTransformer):
+        def visit_Assert(self, node: ast.Assert) -> list[ast.stmt]:
+            self.generic_visit(node)
+            test = node.test
+            parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+            message = ast.Lambda(_no_arguments(), node.msg or ast.Constant(None))
+            return [
+                ast.Expr(ast.Call(ast.Name("__recorded__", ast.Load()), [*_looked_at(part), message], []))
+                for part in parts
+            ]
+
+    return ast.fix_missing_locations(Recorded().visit(tree))
+
+
+def _no_arguments() -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _looked_at(test: ast.expr) -> list[ast.expr]:
+    """The arguments of __recorded__ for one checked expression: its kind and text, then what it looks at."""
+    text = ast.Constant(ast.unparse(test))
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        kind = ast.Constant(type(test.ops[0]).__name__)
+        return [kind, text, test.left, test.comparators[0]]
+    if isinstance(test, ast.Call) and ast.unparse(test.func) in SAME_DATA and len(test.args) == 2:
+        return [ast.Constant("SameData"), text, test.func, *test.args]
+    return [ast.Constant("Truth"), text, test]
+
+
+def _record(records: list, kind: str, text: str, *looked_at: object) -> None:
+    """Record one check of a visible test cell and judge it here too, as the notebook's assert does."""
+    message = looked_at[-1]
+    if kind == "Truth":
+        holds = bool(looked_at[0])
+        records.append([kind, text, holds])
+    elif kind == "SameData":
+        function, first, second = looked_at[:3]
+        holds = bool(function(first, second))
+        records.append([kind, text, holds, data(first), data(second)])
+    else:
+        left, right = looked_at[:2]
+        holds = bool(COMPARISONS[kind](left, right))
+        records.append([kind, text, holds, plain(left, sets=True), plain(right, sets=True)])
+    if not holds:
+        raise AssertionError(message())
+
+
+COMPARISONS: dict[str, Callable[[object, object], object]] = {
+    "Eq": lambda a, b: a == b,
+    "NotEq": lambda a, b: a != b,
+    "Is": lambda a, b: a is b,
+    "IsNot": lambda a, b: a is not b,
+    "In": lambda a, b: a in b,
+    "NotIn": lambda a, b: a not in b,
+    "Lt": lambda a, b: a < b,
+    "LtE": lambda a, b: a <= b,
+    "Gt": lambda a, b: a > b,
+    "GtE": lambda a, b: a >= b,
+}
+
+
+def visible_failure(observation: object) -> tuple[str, str] | None:
+    """Why a visible test cell's observation (replay) fails, judged here from its plain data: the first check that
+    does not hold (a comparison that held in the submission's process must also hold on the plain values it saw), or
+    the cell's own failure, as (the check in the course's words, what the submission's values were); None when it
+    passes."""
+    records = observation.get(VISIBLE_TESTS) if type(observation) is dict else None
+    if type(records) is not list or not records or type(records[-1]) is not list:
+        return "the visible tests could not be observed", ""
+    for record in records[:-1]:
+        problem = _check_failure(record)
+        if problem:
+            return problem
+    if records[-1] != ["passes"]:
+        ending = records[-1] + ["", ""]
+        return "the visible tests stop with an exception", f"{shown(ending[1])}: {shown(ending[2])}"
+    return None
+
+
+def _check_failure(record: object) -> tuple[str, str] | None:
+    """Why one recorded check fails: it did not hold in the submission's process, or its values are not the same."""
+    named = type(record) is list and len(record) >= 3 and type(record[1]) is str
+    if not named or record[2] is not True:
+        return f"`assert {record[1] if named else '...'}` does not hold", ""
+    if record[0] in ("Eq", "SameData") and (len(record) != 5 or not _same_data(record[3], record[4])):
+        sides = [*record, None, None]
+        return f"`assert {record[1]}` does not hold", f"it compares {shown(sides[3])} with {shown(sides[4])}"
+    return None
+
+
+def _same_data(left: object, right: object) -> bool:
+    """Whether two compared values hold the same plain data. An object plain() can only name by its class (a module,
+    a named tuple) compared with another such object or with a sequence is left to the comparison made where they
+    live; compared with a scalar or a mapping, it is not the same data (an object that claims to equal a string)."""
+    opaque = [type(side) is dict and list(side) == ["type"] for side in (left, right)]
+    if any(opaque):
+        return all(type(side) is list or is_opaque for side, is_opaque in zip((left, right), opaque, strict=True))
+    return agrees(left, right)
+
+
+def _message(error: BaseException, limit: int = 400) -> str:
+    """An exception's message, shortened; '' where the submission's exception cannot even say it."""
+    try:
+        text = str(error)
+    except Exception:  # noqa: BLE001 - a submission's __str__ may raise
+        return ""
+    short = str.__getitem__(text, slice(0, limit))  # str's own slicing: a plain str, whatever subclass it came as
+    return short if str.__len__(text) <= limit else short[: limit - 3] + "..."
 
 
 def load_checks(helpers: types.ModuleType, checks_source: str, checks_name: str) -> types.ModuleType:

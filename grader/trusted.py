@@ -18,7 +18,7 @@ from nbformat import NotebookNode
 
 from grader import observing
 from grader.course import CourseError, checks_file, relative, solutions
-from grader.hidden_tests import runnable
+from grader.hidden_tests import has_hidden_block, runnable
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.sandbox import CellTimeout, Child, ChildDied, Sandbox, SandboxFailure
 from grader.sandboxed_execute import GRADING_ENV
@@ -61,7 +61,9 @@ class TrustedChecker:
             "name": relative(checks_file(assignment)),
             "module": checks_file(assignment).read_text(encoding="utf-8"),
             "helpers": Path(observing.__file__).read_text(encoding="utf-8"),
+            "replay": replay_steps(self.source),
         }
+        self.visible = {step["grade_id"] for step in self.request["replay"] if "grade_id" in step}
         self._reference: dict | None = None
         self._lock = threading.Lock()
 
@@ -82,7 +84,12 @@ class TrustedChecker:
                 observations, problem, _ = self.observe(cells_to_run(self.source), every_cell_runs=True)
                 missing = set(self.test_points) - set(observations)
                 failed = {
-                    key for key, seen in observations.items() if type(seen) is list and seen[:1] == ["observer failed"]
+                    key
+                    for key, seen in observations.items()
+                    if type(seen) is list
+                    and seen[:1] == ["observer failed"]
+                    or key in self.visible
+                    and observing.visible_failure(seen) is not None
                 }
                 if problem or missing or failed:
                     why = problem or f"no observation of {sorted(missing | failed)}"
@@ -122,10 +129,18 @@ class TrustedChecker:
         reference = self.reference()
         points, reasons, messages, mistakes = {}, {}, {}, {}
         for grade_id, max_points in self.test_points.items():
-            if grade_id in observations and observing.agrees(observations[grade_id], reference[grade_id]):
+            seen, expected = observations.get(grade_id), reference[grade_id]
+            if grade_id in self.visible and seen is not None and not problem:
+                failure = observing.visible_failure(seen)
+                points[grade_id] = 0.0 if failure else max_points
+                if failure:  # the check in the course's words for statuses and the class; the values for the student
+                    reasons[grade_id] = mistakes[grade_id] = failure[0]
+                    messages[grade_id] = "\n  ".join(part for part in failure if part)
+                continue
+            if seen is not None and not problem and observing.agrees(seen, expected):
                 points[grade_id] = max_points
                 continue
-            points[grade_id], seen, expected = 0.0, observations.get(grade_id), reference[grade_id]
+            points[grade_id] = 0.0
             reasons[grade_id] = problem or _difference(seen, expected)
             explained = observing.explain(seen, expected) if seen is not None else ""
             messages[grade_id] = problem or explained or reasons[grade_id]
@@ -152,6 +167,37 @@ def cells_to_run(notebook: NotebookNode) -> list[str]:
     """What a child runs of a notebook before the observers: every code cell, a hidden-test cell without its hidden
     block, as the execute step runs them."""
     return [runnable(cell, hidden_elsewhere=True) for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def replay_steps(notebook: NotebookNode) -> list[dict]:
+    """What observing.replay runs of a source notebook, code cell by code cell: a solution cell's names taken from
+    the submission, a visible test cell observed, every other cell (hidden-test cells without their block) run."""
+    steps: list[dict] = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution"):
+            steps.append({"take": defined_names(cell.source)})
+        elif meta.get("grade") and not has_hidden_block(cell.source):
+            steps.append({"run": cell.source, "grade_id": meta["grade_id"]})
+        else:
+            steps.append({"run": runnable(cell, hidden_elsewhere=True)})
+    return steps
+
+
+def defined_names(source: str) -> list[str]:
+    """The names a cell's top-level statements bind: def, class, assignment targets, imports."""
+    names: list[str] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)]
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names += [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    return list(dict.fromkeys(names))
 
 
 def mistake(seen: object, expected: object) -> str:

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from grader.observing import (
+    VISIBLE_TESTS,
     agrees,
     approx,
     attempt,
@@ -17,7 +18,9 @@ from grader.observing import (
     fixed,
     labelled,
     plain,
+    replay,
     seeded,
+    visible_failure,
 )
 
 
@@ -97,3 +100,86 @@ def test_explain_says_what_was_expected_and_what_came_back_shortened() -> None:
     assert message.startswith('case 1 of 1 differs\n  expected: "y"\n  got:      "xxx')
     assert message.endswith("...") and len(message) < 700
     assert explain(["y"], ["y"]) == ""
+
+
+def test_floats_agree_within_the_stated_tolerance_and_nothing_else_does() -> None:
+    assert agrees([0.28430265188217163], [0.284302681684494])  # one value on two CPUs (issue 23)
+    assert agrees({"g": 0.0}, {"g": -1.05e-5})  # a gradient that cancels to zero on one kernel only
+    assert not agrees([0.2843], [0.2853])
+    assert not agrees(["1.0"], [1.0])
+    assert agrees([2], [2.0])  # as equality has it: the contract's own checks observe types where they matter
+    assert explain([1.5], [1.0]).startswith("case 1 of 1 differs beyond the tolerance (relative 0.001, absolute")
+
+
+VISIBLE_CELL = """
+assert type(groups) is dict
+assert groups["a"] == "x" and len(groups) == 1, "groups is wrong"
+assert torch.equal(view(torch.ones(2)), torch.ones(2) * 2)
+"""
+
+
+def _visible(groups: object, view: object, given: str = "import torch") -> dict:
+    steps = [
+        {"run": given},
+        {"take": ["groups", "view"]},
+        {"run": VISIBLE_CELL, "grade_id": "test_visible"},
+    ]
+    return replay(steps, {"groups": groups, "view": view, "type": lambda value: dict})["test_visible"]
+
+
+def test_a_replayed_visible_cell_passes_on_the_same_data_only() -> None:
+    assert visible_failure(_visible({"a": "x"}, lambda t: t * 2)) is None
+    # what the submission shadows in its own namespace (here `type`) never reaches the replayed cell
+    assert visible_failure(_visible(OrderedDict(a="x"), lambda t: t * 2)) == (
+        "`assert type(groups) is dict` does not hold",
+        "",
+    )
+
+    class Liar(str):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = str.__hash__
+
+    # equal where it lives, not as data: the grader's judgement of the plain values fails it
+    assert visible_failure(_visible({"a": Liar("y")}, lambda t: t * 2)) == (
+        "`assert groups['a'] == 'x'` does not hold",
+        'it compares {"type": "Liar"} with "x"',
+    )
+    # a torch.equal patched to say yes, seen through the data it was given
+    real_equal = torch.equal
+    try:
+        patched = "import torch\ntorch.equal = lambda *args: True"
+        failure = visible_failure(_visible({"a": "x"}, lambda t: t * 3, given=patched))
+    finally:
+        torch.equal = real_equal
+    assert failure == (
+        "`assert torch.equal(view(torch.ones(2)), torch.ones(2) * 2)` does not hold",
+        "it compares [[2], [3.0, 3.0]] with [[2], [2.0, 2.0]]",
+    )
+    stopped = visible_failure(_visible({"a": "x", "b": "y"}, lambda t: t * 2))
+    assert stopped == ("`assert len(groups) == 1` does not hold", "")
+
+
+def test_objects_named_only_by_their_class_are_left_to_the_comparison_where_they_live() -> None:
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", "left right")
+    cell = "assert result == Pair([], [])\nassert value == 'x'"
+    steps = [{"run": cell, "grade_id": "t"}]
+    ok = replay(steps, {})
+    assert ok["t"][VISIBLE_TESTS][-1][0] == "fails"  # NameError: nothing is taken that the steps do not name
+    namespace = {"Pair": Pair, "result": ([], []), "value": "x"}
+    passing = replay([{"take": ["Pair", "result", "value"]}, *steps], namespace)
+    assert visible_failure(passing["t"]) is None  # a tuple equal to a named tuple, as Python has it
+
+    class AlwaysEqual:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    namespace["value"] = AlwaysEqual()
+    lying = replay([{"take": ["Pair", "result", "value"]}, *steps], namespace)
+    assert visible_failure(lying["t"]) == (
+        "`assert value == 'x'` does not hold",
+        'it compares {"type": "AlwaysEqual"} with "x"',
+    )

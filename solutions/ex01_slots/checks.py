@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, labelled, plain, raised, returns_type, seed_torch, seeded, single_thread, walk
+from grader.observing import fixed, labelled, plain, returns_type, seed_torch, seeded, single_thread, walk
 
 # The vocabulary of classify_slots (the read-only cell `group_names`), not an answer: which key belongs to which
 # group is left to the parent's comparison.
@@ -24,7 +24,7 @@ GROUPS = (
     "backward-kind flag",
     "other",
 )
-# The 17 slots nn.Module.__init__ writes (torch 2.1 to 2.15), in its order, as the hidden test of part 2 lists them.
+# The 17 slots nn.Module.__init__ writes (torch 2.1 to 2.15), in its order, as part 2's observation lists them.
 SLOT_NAMES = [
     "training", "_parameters", "_buffers", "_non_persistent_buffers_set", "_backward_pre_hooks",
     "_backward_hooks", "_is_full_backward_hook", "_forward_hooks", "_forward_hooks_with_kwargs",
@@ -53,47 +53,7 @@ class WithCache(nn.Module):
         self.cache = OrderedDict()  # an OrderedDict like the hook tables, but a user attribute
 
 
-@single_thread
-def observe_classify_visible(ns: dict) -> list:
-    """The visible cell: every key of nn.Linear(3, 2) in order with a group from GROUPS, the group of the seven
-    keys it names; then the keys of a module with a user OrderedDict, and the group of that attribute."""
-    classify = ns.get("classify_slots")
-    checked = {
-        "training", "_parameters", "_modules", "_non_persistent_buffers_set", "_forward_hooks",
-        "_is_full_backward_hook", "in_features",
-    }  # fmt: skip
-    observations: list = []
-    if not callable(classify):
-        return ["missing", type(classify).__name__]
-    lin = nn.Linear(3, 2)
-    try:
-        groups = classify(lin)
-        if type(groups) is not dict:
-            observations.append(["not a dict", type(groups).__name__])
-        else:
-            entries = []
-            for name, group in groups.items():
-                if type(name) is str and name in checked:
-                    entries.append([name, plain(group)])
-                else:
-                    entries.append([plain(name), type(group) is str and group in GROUPS])
-            observations.append(entries)
-    except Exception as error:  # noqa: BLE001
-        observations.append(raised(error))
-    with_cache = WithCache()
-    try:
-        groups = classify(with_cache)
-        if type(groups) is not dict:
-            observations.append(["not a dict", type(groups).__name__])
-        else:
-            observations.append([[plain(name) for name in groups], plain(groups.get("cache"))])
-    except Exception as error:  # noqa: BLE001
-        observations.append(raised(error))
-    return observations
-
-
-# The generated modules of the hidden cell of part 1: the same code and the same draws from the same seed, with the
-# labels left out.
+# The seeded cases of part 1: modules generated from one seed, the same in every run.
 CLASSIFY_SEED, CLASSIFY_CASES = 20130101, 100
 CLASSIFY_DECOY_NAMES = [
     "cache", "hooks", "registry", "flags", "mode", "Training", "training_steps", "parameters_",
@@ -122,7 +82,7 @@ CLASSIFY_DECOY_VALUES: list[Callable[[], object]] = [
 def draw_decoys(
     rng: random.Random, names: list[str], values: list[Callable[[], object]], low: int, high: int
 ) -> list[tuple[str, object]]:
-    """Between low and high plain attributes named like the slots, drawn as the hidden cells draw them."""
+    """Between low and high plain attributes named like the slots, drawn from the case's seed."""
     decoys = []
     for name in rng.sample(names, rng.randint(low, high)):
         make = rng.choice(values)
@@ -157,7 +117,7 @@ def silent_hook(*args: object, **kwargs: object) -> None:
 
 
 def add_hooks(module: nn.Module, rng: random.Random, hook_for: Callable[[str], Callable], most: int) -> None:
-    """Between 1 and `most` hooks of distinct kinds, drawn as the hidden cells draw them; hook_for(kind) is the
+    """Between 1 and `most` hooks of distinct kinds, drawn from the case's seed; hook_for(kind) is the
     function registered."""
     full_backward = rng.random() < 0.5
     kinds = ["pre", "fwd", "bwd_pre", "bwd", "sd_pre", "sd_post", "load_pre", "load_post", "removed"]
@@ -428,7 +388,7 @@ def classify_case_list() -> list:
 
 @single_thread
 def observe_classify_hidden(ns: dict) -> object:
-    """The hidden cell: fixed cases clause by clause of part 1's contract, then for each generated module the items
+    """The hidden test: fixed cases clause by clause of part 1's contract, then for each generated module the items
     returned, in order, and whether vars(module) and its containers are as before the call."""
     classify = ns.get("classify_slots")
     if not callable(classify):
@@ -520,7 +480,7 @@ def same_keys(got: object, expected: dict) -> bool:
 
 
 def structure(original: nn.Module, copy: object) -> list:
-    """How the copy relates to the original, check by check as the hidden cell makes them (types, keys in order,
+    """How the copy relates to the original, check by check as the observation makes them (types, keys in order,
     identities): [checks that held, whether one failed (the walk stops at the first)]."""
     modules = walk(original, "root", lenient=True)
     original_ids = {id(module) for _, module in modules}
@@ -571,56 +531,9 @@ def structure(original: nn.Module, copy: object) -> list:
     return [held[0], True]
 
 
-def copy_visible_part(copy_sharing_parameters: Callable, observations: list) -> None:
-    gen = torch.Generator().manual_seed(20130209)
-    seed_torch(20130209)
-    lin = nn.Linear(3, 2)
-    seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
-    x = torch.randn(4, 3, generator=gen)
-    view = copy_sharing_parameters(lin)
-    observations.append(type(view) is nn.Linear)
-    observations.append(view is not lin)
-    observations.append(list(vars(view)) == list(vars(lin)))
-    state, original_state = vars(view), vars(lin)
-    observations.append(state["_parameters"] is not original_state["_parameters"])
-    observations.append(type(state["_parameters"]) is dict)
-    observations.append(state["_forward_hooks"] is not original_state["_forward_hooks"])
-    observations.append(type(state["_forward_hooks"]) is OrderedDict)
-    observations.append(state["_parameters"]["weight"] is lin.weight)
-    observations.append(state["_parameters"]["bias"] is lin.bias)
-    observations.append(plain(view(x)))  # the original's output is left to the comparison with the solution's
-    handle = view.register_forward_hook(lambda module, args, output: None)
-    observations.append(len(lin._forward_hooks) == 0)
-    handle.remove()
-    view.eval()
-    observations.append(bool(lin.training))
-    seq_view = copy_sharing_parameters(seq)
-    first, first_view = seq._modules["0"], vars(seq_view)["_modules"]["0"]
-    observations.append(first_view is not first)
-    observations.append(type(first_view) is nn.Linear)
-    observations.append(vars(first_view)["_parameters"] is not vars(first)["_parameters"])
-    observations.append(vars(first_view)["_parameters"]["weight"] is first.weight)
-    observations.append(plain(seq_view(x)))
-
-
-@single_thread
-def observe_copy_visible(ns: dict) -> list:
-    """The visible cell: the identities and types it asserts on the copies of an nn.Linear and of a Sequential,
-    their outputs, and whether a hook or eval() on the copy reaches the original."""
-    copy_sharing_parameters = ns.get("copy_sharing_parameters")
-    if not callable(copy_sharing_parameters):
-        return ["missing", type(copy_sharing_parameters).__name__]
-    observations: list = []
-    try:
-        copy_visible_part(copy_sharing_parameters, observations)
-    except Exception as error:  # noqa: BLE001
-        observations.append(raised(error))
-    return observations
-
-
-# The generated trees of the hidden cell of part 2: the same code and the same draws from the same seed, labels
-# left out. Each case also seeds torch before it builds its modules, so the weights (and the outputs recorded) are
-# the same in every run whatever the submission draws from torch's generator.
+# The seeded cases of part 2: trees generated from one seed. Each case also seeds torch before it builds its
+# modules, so the weights (and the outputs recorded) are the same in every run whatever the submission draws from
+# torch's generator.
 COPY_SEED, COPY_CASES = 20130202, 30
 COPY_DECOY_NAMES = [
     "cache", "hooks", "registry", "flags", "mode", "Training", "training_steps", "parameters_",
@@ -640,7 +553,7 @@ COPY_DECOY_VALUES: list[Callable[[], object]] = [
 
 
 class CopyCase:
-    """The state one run of the hidden cell of part 2 shares between its cases."""
+    """The state one run of part 2's hidden test shares between its cases."""
 
     def __init__(self, copy_sharing_parameters: Callable) -> None:
         self.copy_sharing_parameters = copy_sharing_parameters
@@ -826,7 +739,7 @@ class CopyCase:
         return state
 
 
-# The fixed cases of part 2's hidden cell, clause by clause. Each builds its own modules.
+# The fixed cases of part 2's hidden test, clause by clause. Each builds its own modules.
 CONSTRUCTED = [0]  # how many times Counted.__init__ ran
 
 
@@ -1099,7 +1012,7 @@ def copy_handles(copy_sharing_parameters: Callable) -> list:
 
 @single_thread
 def observe_copy_hidden(ns: dict) -> object:
-    """The hidden cell: fixed cases clause by clause of part 2's contract; then for each generated tree whether the
+    """The hidden test: fixed cases clause by clause of part 2's contract; then for each generated tree whether the
     copy was built without a constructor and without changing the original, how it relates to the original
     (structure()), and for a tree that can be called, what behaviour() records."""
     copy_sharing_parameters = ns.get("copy_sharing_parameters")
@@ -1160,8 +1073,6 @@ def observe_copy_hidden(ns: dict) -> object:
 
 
 OBSERVERS = {
-    "test_classify_slots_visible": observe_classify_visible,
     "test_classify_slots_hidden": observe_classify_hidden,
-    "test_copy_visible": observe_copy_visible,
     "test_copy_hidden": observe_copy_hidden,
 }

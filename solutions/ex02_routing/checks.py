@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import attempt, fixed, labelled, plain, returns_type, seeded, single_thread
+from grader.observing import fixed, labelled, plain, returns_type, seeded, single_thread
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: predict_setattr
@@ -46,55 +46,8 @@ class Probe(nn.Module):
         raise RuntimeError("predict_setattr must not copy or pickle the module")
 
 
-def registries(module: nn.Module) -> list:
-    held = vars(module)
-    return (
-        [(key, id(item)) for key, item in held.items()]
-        + [
-            (key, sorted((k, id(v)) for k, v in held[key].items()))
-            for key in ("_parameters", "_buffers", "_modules")
-            if key in held
-        ]
-        + [sorted(held.get("_non_persistent_buffers_set", ()))]
-    )
-
-
-@single_thread
-def observe_predict_visible(ns: dict) -> list:
-    """The visible cell: what is returned for each of its assignments to a Probe and to a half-initialised Probe,
-    and whether the Probe was assigned to or changed, or the half-initialised one given any attribute."""
-    predict_setattr = ns.get("predict_setattr")
-    if not callable(predict_setattr):
-        return ["missing", type(predict_setattr).__name__]
-    probe = Probe()
-    cases = [
-        ("weight", nn.Parameter(torch.zeros(2))),
-        ("weight", torch.zeros(2)),
-        ("mean", torch.ones(2)),
-        ("scratch", torch.ones(2)),
-        ("inner", nn.ReLU()),
-        ("inner", torch.zeros(2)),
-        ("fresh", torch.zeros(2)),
-        ("fresh", nn.Buffer(torch.zeros(2), persistent=False)),
-        ("note", nn.Buffer(torch.zeros(2))),
-        ("note", nn.Parameter(torch.zeros(2))),
-        ("size", torch.zeros(2)),
-        ("a.b", nn.Parameter(torch.zeros(2))),
-    ]
-    before, assignments = registries(probe), Probe.assignments
-    observations: list = [attempt(predict_setattr, probe, name, value) for name, value in cases]
-    observations.append(Probe.assignments == assignments)
-    observations.append(registries(probe) == before)
-    half = Probe.__new__(Probe)  # nn.Module.__init__ never ran
-    for name, value in [("weight", nn.Parameter(torch.zeros(2))), ("fresh", torch.zeros(2))]:
-        observations.append(attempt(predict_setattr, half, name, value))
-    observations.append(vars(half) == {})
-    return observations
-
-
-# The generated assignments of the hidden cell of part 1: the same classes, the same chosen cases, the same draws
-# from the same seed, labels left out. The cell also performs each assignment on a copy, to know the answer; an
-# observer does not.
+# The seeded cases of part 1: chosen and generated assignments from one seed. The observer records what the
+# submission answers, never the answer itself.
 PREDICT_SEED, PREDICT_CASES = 20130303, 60
 
 
@@ -376,7 +329,7 @@ class Watch:
 
 @single_thread
 def observe_predict_hidden(ns: dict) -> object:
-    """The hidden cell: fixed cases clause by clause of part 1's contract, then for each chosen and generated
+    """The hidden test: fixed cases clause by clause of part 1's contract, then for each chosen and generated
     assignment what is returned, whether nn.Module's ways of assigning were left uncalled while it ran, and whether
     the module is as before the call."""
     predict_setattr = ns.get("predict_setattr")
@@ -590,36 +543,7 @@ def predict_seen(watch: Watch, predict_setattr: Callable, module: nn.Module, nam
 # ---------------------------------------------------------------------------------------------------------
 
 
-class Inner(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.proj = nn.Linear(2, 2)  # registered: its weight and bias are not reported
-        self.raw = torch.zeros(2)  # a plain tensor attribute
-        self.pairs = [(1, torch.zeros(1))]
-
-
-class Keeper(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.zeros(2))
-        self.register_buffer("scratch", torch.zeros(2), persistent=False)  # registered, though never saved
-        self.raw = torch.zeros(2)
-        self.table = [torch.zeros(1), 3, "text"]
-        self.cache = {"key": torch.zeros(1), 7: (torch.ones(1), None)}
-        self.extra = [nn.Parameter(torch.ones(1))]  # a Parameter in a plain list: not registered
-        self.helpers = [Inner()]  # a module in a plain list: not walked
-        self.inner = Inner()
-
-
-@single_thread
-def observe_find_visible(ns: dict) -> list:
-    """The visible cell: what is returned for a Keeper and for an nn.Linear."""
-    find = ns.get("find_unregistered_tensors")
-    return [attempt(find, Keeper()), attempt(find, nn.Linear(2, 2))]
-
-
-# The generated trees of the hidden cell of part 2: the same classes, the same chosen tree, the same draws from the
-# same seed; the labels and the expected names are left out.
+# The seeded cases of part 2: a chosen tree and trees generated from one seed.
 FIND_SEED, FIND_CASES = 20130404, 100
 SLOT_NAMES = set(vars(nn.Module()))
 Pair = namedtuple("Pair", "first second")
@@ -909,7 +833,7 @@ def find_case_list() -> list:
 
 @single_thread
 def observe_find_hidden(ns: dict) -> object:
-    """The hidden cell: fixed cases clause by clause of part 2's contract, then for each generated tree what is
+    """The hidden test: fixed cases clause by clause of part 2's contract, then for each generated tree what is
     returned, whether no Watched module saw an attribute read, and whether the tree is as before the call."""
     find = ns.get("find_unregistered_tensors")
     if not callable(find):
@@ -982,8 +906,6 @@ def observe_find_hidden(ns: dict) -> object:
 
 
 OBSERVERS = {
-    "test_predict_setattr_visible": observe_predict_visible,
     "test_predict_setattr_hidden": observe_predict_hidden,
-    "test_find_unregistered_tensors_visible": observe_find_visible,
     "test_find_unregistered_tensors_hidden": observe_find_hidden,
 }

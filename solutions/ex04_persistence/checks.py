@@ -1,5 +1,5 @@
 """Trusted checks for ex04_persistence: what migrate_state_dict and explain_incompatibility return and change on the
-checkpoints of each test cell (the hidden cells' seeded cases rebuilt here), recorded case by case."""
+checkpoints of each test cell (fixed and seeded cases), recorded case by case."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, in_turn, labelled, numbers, plain, seed_torch, seeded
+from grader.observing import fixed, labelled, numbers, plain, seed_torch, seeded
 
 
 def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:
@@ -27,42 +27,6 @@ def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: migrate_state_dict
 # ---------------------------------------------------------------------------------------------------------
-
-
-def observe_migrate_visible(ns: dict) -> list:
-    migrate_state_dict = ns.get("migrate_state_dict")
-    release_1, release_2, standardizer = ns.get("StandardizerV1"), ns.get("StandardizerV2"), ns.get("Standardizer")
-
-    def version_1():
-        checkpoint = release_1(3).state_dict()
-        checkpoint["scale"] = torch.tensor([1.0, 2.0, 3.0])
-        checkpoint["running_mean"] = torch.tensor([0.5, -0.5, 0.25])
-        checkpoint["steps"] = torch.tensor(7)
-        keys_before, values_before = list(checkpoint), [id(value) for value in checkpoint.values()]
-        migrated = migrate_state_dict(checkpoint, "", 1)
-        seen = [
-            type(migrated) in (dict, OrderedDict),
-            migrated is not checkpoint,
-            list(checkpoint) == keys_before,
-            [id(value) for value in checkpoint.values()] == values_before,
-            plain(sorted(migrated)),
-            [migrated["mean"] is checkpoint["running_mean"], migrated["scale"] is checkpoint["scale"]],
-        ]
-        model = standardizer(3)
-        model.steps.fill_(42)
-        model.load_state_dict(checkpoint)
-        return [*seen, numbers(model.mean), numbers(model.scale), plain(model.steps.item())]
-
-    def later(release):
-        standardizer(3).load_state_dict(release(3).state_dict())
-        return "loads"
-
-    def damaged():
-        checkpoint = release_2(3).state_dict()
-        checkpoint["bogus"] = torch.zeros(3)
-        return strict_load(standardizer(3), checkpoint, ["bogus"])
-
-    return [*in_turn([[]], version_1), *in_turn([[release_2], [standardizer]], later), *in_turn([[]], damaged)]
 
 
 MIGRATE_SEED, MIGRATE_CASES = 20130404, 16
@@ -214,7 +178,7 @@ def checkpoint_snapshot(checkpoint: object) -> tuple:
 
 
 def smallest_first(cases: list, fixed_cases: Callable[[], list], case: Callable[[dict], object]) -> dict:
-    """A hidden cell's observation on one thread: the fixed cases of each rule (fixed_cases()), then case(item) for
+    """A hidden test's observation on one thread: the fixed cases of each rule (fixed_cases()), then case(item) for
     each generated case, smallest first."""
     cases.sort(key=lambda item: item["size"])
     threads = torch.get_num_threads()
@@ -433,43 +397,6 @@ def loosely(value: object, depth: int = 0) -> object:
     return plain(value, depth + 1)
 
 
-def observe_explain_visible(ns: dict) -> list:
-    explain_incompatibility = ns.get("explain_incompatibility")
-    standardizer, release_1 = ns.get("Standardizer"), ns.get("StandardizerV1")
-
-    def checked(model, make_checkpoint):
-        checkpoint = make_checkpoint()  # made when the test makes it: after the calls before
-        tensors = [(name, id(t), t._version) for name, t in model.state_dict(keep_vars=True).items()]
-        entries_before = [(key, id(value), value._version) for key, value in checkpoint.items()]
-        got = explain_incompatibility(model, checkpoint)
-        now = {name: (id(t), t._version) for name, t in model.state_dict(keep_vars=True).items()}
-        if type(got) is list:
-            findings = [loosely(item) if type(item) is dict else {"not a dict": type(item).__name__} for item in got]
-        else:
-            findings = {"not a list": type(got).__name__}
-        return [
-            all(now.get(name) == (identity, version) for name, identity, version in tensors),
-            [(key, id(value), value._version) for key, value in checkpoint.items()] == entries_before,
-            findings,
-        ]
-
-    def damaged():
-        checkpoint = net.state_dict()
-        checkpoint["0.weight"] = torch.zeros(5, 3)
-        del checkpoint["0.bias"]
-        checkpoint["1.extra"] = torch.zeros(2)
-        return checkpoint
-
-    net = nn.Sequential(nn.Linear(3, 4), standardizer(4))
-    checkpoints = [
-        net.state_dict,
-        lambda: nn.DataParallel(net).state_dict(),
-        lambda: nn.Sequential(nn.Linear(3, 4), release_1(4)).state_dict(),
-        damaged,
-    ]
-    return in_turn([[net, make] for make in checkpoints], checked)
-
-
 EXPLAIN_SEED, EXPLAIN_CASES = 20130405, 30
 FIELDS = ("kind", "checkpoint_key", "model_key", "checkpoint_shape", "model_shape")
 PARTS = ["enc", "dec", "head", "body", "proj", "norm"]
@@ -649,7 +576,7 @@ def shape_seen(value: object) -> object:
 
 
 def finding_seen(item: object) -> object:
-    """A finding as the hidden test judges it: a plain dict, its keys, str-or-None keys, tuple-of-int shapes."""
+    """A finding as the observation judges it: a plain dict, its keys, str-or-None keys, tuple-of-int shapes."""
     if type(item) is not dict:
         return {"not a dict": type(item).__name__}
     if not all(type(key) is str for key in item):
@@ -669,7 +596,7 @@ ORDER_OF_KINDS = ("module prefix", "persistence flip", "renamed key", "shape mis
 
 
 def findings_view(got: object, kinds: tuple = ORDER_OF_KINDS) -> object:
-    """The findings of the given kinds, as the hidden test judges each, in an order of their own (rule 6 judges the
+    """The findings of the given kinds, as the observation judges each, in an order of their own (rule 6 judges the
     order): a rule's cases look at the kinds that rule decides."""
     if type(got) is not list:
         return {"not a list": type(got).__name__}
@@ -1105,9 +1032,7 @@ def observe_explain_hidden(ns: dict) -> dict:
 
 
 OBSERVERS = {
-    "test_migrate_visible": observe_migrate_visible,
     "test_migrate_hidden": observe_migrate_hidden,
-    "test_explain_visible": observe_explain_visible,
     "test_explain_hidden": observe_explain_hidden,
 }
 

@@ -1,4 +1,4 @@
-"""Trusted checks for ex05_hooks: the cases of each test cell (the hidden cells' seeded cases rebuilt here) run on the
+"""Trusted checks for ex05_hooks: the cases of each test cell (fixed and seeded cases) run on the
 submission's record_activations, strip_hooks and GradNormMonitor, and what they record, return and leave behind."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from grader.observing import (
     data,
     exact,
     fixed,
-    in_turn,
     kind_of,
     labelled,
     plain,
@@ -69,7 +68,7 @@ def grads_data(grads: list) -> list:
 
 @contextlib.contextmanager
 def quietly() -> object:
-    """One thread (the tensors are tiny) and no warnings, as in the hidden test cells."""
+    """One thread (the tensors are tiny) and no warnings."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -102,7 +101,7 @@ def snapshot(root: nn.Module) -> dict:
 
 
 def differences(before: dict, after: dict) -> list:
-    """The tables and flags that are not as they were (as the hidden cells word them)."""
+    """The tables and flags that are not as they were (as the observation words them)."""
     found = []
     for path, state in before.items():
         for table, value in state.items():
@@ -157,43 +156,6 @@ def tables_left(model: nn.Module) -> list:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def observe_record_visible(ns: dict) -> list:
-    record_activations = ns.get("record_activations")
-    seed_torch(0)
-    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-    x = torch.randn(5, 4)
-    seen: list = []
-
-    def block():
-        with record_activations(mlp, ["2", "0"]) as records:
-            seen.append([len(mlp[0]._forward_hooks), len(mlp[2]._forward_hooks), len(mlp[1]._forward_hooks)])
-            y = mlp(x)
-        seen.append(kind_of(records))
-        seen.append(plain(list(records)))
-        seen.append([kind_of(records["0"]), len(records["0"])])
-        first = records["0"][0]
-        seen.append([isinstance(first, torch.Tensor), data(first)])
-        seen.append([first.requires_grad, first.grad_fn is None])
-        seen.append(torch.equal(records["2"][0], y))
-        seen.append([y.requires_grad, y.grad_fn is not None])
-        seen.append(tables_left(mlp))
-        mlp(x)
-        seen.append(len(records["0"]))
-        return "done"
-
-    def invalid():
-        ran = []
-        try:
-            with record_activations(mlp, ["encoder"]):
-                ran.append(True)
-                raise AssertionError("the body must not run when a name is invalid")
-        except Exception as error:  # noqa: BLE001
-            return [ran, isinstance(error, KeyError), tables_left(mlp)]
-        return [ran, "no exception"]
-
-    return [*in_turn([[]], block), seen, *in_turn([[]], invalid)]
-
-
 class Pair(nn.Module):
     """Returns a tuple: a tensor, a list [tensor, None] and an int."""
 
@@ -236,7 +198,7 @@ RECORD_SEED, RECORD_CASES = 20130501, 24
 
 
 def record_build(rng: random.Random, width: int, depth: int, pool: list) -> nn.Module:
-    """A random module mapping (batch, width) to (batch, width), drawn as the hidden cell draws it."""
+    """A random module mapping (batch, width) to (batch, width), drawn from the case's seed."""
     kinds = ["linear", "linear", "relu", "tanh", "norm", "lstm"]
     if pool:
         kinds += ["reuse"] * 2
@@ -294,7 +256,7 @@ def record_own_hooks(model: nn.Module, rng: random.Random) -> None:
 
 
 def draw_names(rng: random.Random, model: nn.Module, kind: str, bad_names: list[str]) -> list:
-    """The module names a hidden case asks for, drawn as the hidden cells draw them: some of the model's names, a
+    """The module names a hidden case asks for, drawn from the case's seed: some of the model's names, a
     shared module under two of its names, and for kind "unknown" one of bad_names (one the model lacks)."""
     all_names = [name for name, _ in model.named_modules(remove_duplicate=False)]
     count = 0 if rng.random() < 0.05 else rng.randint(1, min(5, len(all_names)))
@@ -328,7 +290,7 @@ def record_fixed_case(case: int) -> tuple:
 
 
 def record_case(rng: random.Random, case: int) -> tuple:
-    """(model, names, plan) of case number `case`, drawn as the hidden cell draws it."""
+    """(model, names, plan) of case number `case`, drawn from the case's seed."""
     if case <= 3:
         return record_fixed_case(case)
     width = rng.randint(1, 3)
@@ -352,7 +314,7 @@ def record_case(rng: random.Random, case: int) -> tuple:
 
 
 def entry(value: object) -> object:
-    """A recorded entry as the hidden cell compares it: a tensor by its graph flags, shape and values, a tuple item
+    """A recorded entry as the observation compares it: a tensor by its graph flags, shape and values, a tuple item
     by item, anything else by type and value."""
     if isinstance(value, torch.Tensor):
         return ["tensor", not value.requires_grad and value.grad_fn is None, data(value)]
@@ -382,7 +344,7 @@ def error_seen(error: BaseException | None, plan: dict) -> object:
 
 
 def record_play(record_activations: object, model: nn.Module, names: object, plan: dict) -> dict:
-    """The hidden cell's play() with the submission: what the block gave, what the model did inside it."""
+    """One case played with the submission's record_activations: what the block gave, what the model did inside it."""
     before = snapshot(model)
     LOG.clear()
     seen: dict = {"inside": [], "outputs": [], "grads": [], "error": None}
@@ -397,7 +359,7 @@ def record_play(record_activations: object, model: nn.Module, names: object, pla
                 out = model(x)
                 seen["outputs"].append(data(out))
                 if not out.requires_grad:
-                    raise AssertionError("the output does not require grad")  # where the hidden cell stops
+                    raise AssertionError("the output does not require grad")  # where the observation stops
                 grads = torch.autograd.grad((out * weights).sum(), params + [x], allow_unused=True)
                 seen["grads"].append(grads_data(grads))
             if plan.get("raise_at") == len(plan["inputs"]):
@@ -819,40 +781,6 @@ def observe_record_hidden(ns: dict) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def observe_strip_visible(ns: dict) -> list:
-    strip_hooks = ns.get("strip_hooks")
-    calls: list = []
-    seed_torch(0)
-    mlp = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
-    mlp.register_forward_pre_hook(lambda module, args: calls.append("root pre-hook"))
-    mlp[0].register_forward_hook(lambda module, args, output: calls.append("'0' forward hook"))
-    doubling = mlp[2].register_forward_hook(lambda module, args, output: output * 2)
-    seen: list = []
-
-    def steps():
-        clean = strip_hooks(mlp)
-        seen.append([kind_of(clean), clean is not mlp])
-        seen.append(tables_left(clean))
-        seen.append([exact(module._is_full_backward_hook) for module in clean.modules()])
-        seen.append([clean[0].weight is not mlp[0].weight, data(clean[0].weight)])
-        x = torch.randn(2, 3)
-        calls.clear()
-        with torch.no_grad():
-            y = clean(x)
-        seen.append([list(calls), data(y)])
-        restored = pickle.loads(pickle.dumps(clean))
-        seen.append(data(restored(x)))
-        calls.clear()
-        with torch.no_grad():
-            doubled = mlp(x)
-        seen.append([list(calls), data(doubled)])
-        doubling.remove()
-        seen.append(len(mlp[2]._forward_hooks))
-        return "done"
-
-    return [*in_turn([[]], steps), seen]
-
-
 STRIP_SEED, STRIP_CASES = 20130502, 20
 
 
@@ -871,7 +799,7 @@ class Recorder:
 
 
 def strip_build(rng: random.Random, width: int, depth: int, pool: list) -> nn.Module:
-    """A random module of torch's own classes, drawn as the hidden cell draws it."""
+    """A random module of torch's own classes, drawn from the case's seed."""
     kinds = ["linear", "linear", "linear", "relu", "tanh", "layernorm", "batchnorm", "identity"]
     if pool:
         kinds += ["reuse"] * 2
@@ -962,7 +890,7 @@ def strip_fixed_case() -> tuple:
 
 
 def strip_case(rng: random.Random, case: int) -> tuple:
-    """(model, width, handles) of case number `case`, drawn as the hidden cell draws it."""
+    """(model, width, handles) of case number `case`, drawn from the case's seed."""
     if case == 1:
         return strip_fixed_case()
     width = rng.randint(2, 4)
@@ -1002,7 +930,7 @@ def exercise(model: nn.Module, x: torch.Tensor) -> list:
 
 
 def structure(model: nn.Module, clean: object, tables: bool = True) -> list:
-    """The hidden cell's check_structure, module by module and tensor by tensor, as observations (without the
+    """The structure of a model, module by module and tensor by tensor, as observations (without the
     hook tables and flag when not tables)."""
     seen: list = []
     copy_of: dict = {}
@@ -1068,7 +996,7 @@ def structure(model: nn.Module, clean: object, tables: bool = True) -> list:
 
 
 def strip_check(strip_hooks: object, model: nn.Module, width: int, handles: list, gen: torch.Generator) -> dict:
-    """The hidden cell's check_case with the submission, recorded instead of compared."""
+    """One case of strip_hooks with the submission, recorded step by step."""
     x = torch.randn(3, width, generator=gen)
     exercise(model, x)
     before = snapshot_all(model)
@@ -1335,12 +1263,12 @@ def observe_strip_hidden(ns: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Part 3: GradNormMonitor (run in float64; the norms are compared with the hidden test's tolerances)
+# Part 3: GradNormMonitor (run in float64; the norms are compared with the observation's tolerances)
 # ---------------------------------------------------------------------------------------------------------
 
 
 def norms_seen(norms: object) -> object:
-    """The norms as the hidden cell compares them: plain floats within its tolerances, anything else by type."""
+    """The norms as the observation compares them: plain floats within its tolerances, anything else by type."""
     if type(norms) is not dict:
         return ["not a dict", kind_of(norms)]
     seen = []
@@ -1352,39 +1280,12 @@ def norms_seen(norms: object) -> object:
     return seen
 
 
-def observe_monitor_visible(ns: dict) -> list:
-    monitor_class = ns.get("GradNormMonitor")
-    seed_torch(0)
-    mlp = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1)).double()
-    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
-    seen: list = []
-
-    def steps():
-        with monitor_class(mlp, ["2", "1"]) as monitor:
-            seen.append(isinstance(monitor, monitor_class))
-            seen.append([len(mlp[1]._backward_hooks), len(mlp[2]._backward_hooks)])
-            seen.append(exact(mlp[1]._is_full_backward_hook))
-            mlp(x).sum().backward()
-        norms = monitor.norms
-        seen.append([kind_of(norms), plain(list(norms))])
-        seen.append([kind_of(norms["2"]), len(norms["2"])])
-        last = norms["2"][0]
-        seen.append(approx(last, abs_tol=1e-6) if type(last) is float else kind_of(last))
-        seen.append(approx(float(norms["1"][0]), abs_tol=1e-5))  # only its distance to the true norm is checked
-        seen.append(tables_left(mlp))
-        mlp(x).sum().backward()
-        seen.append(len(norms["2"]))
-        return "done"
-
-    return [*in_turn([[]], steps), seen]
-
-
 MONITOR_SEED, MONITOR_CASES = 20130503, 12
 ACTIVATIONS = {"ReLU": nn.ReLU, "Tanh": nn.Tanh, "Sigmoid": nn.Sigmoid, "GELU": nn.GELU, "LeakyReLU": nn.LeakyReLU}
 
 
 def monitor_build(rng: random.Random, width: int, depth: int, pool: list) -> tuple:
-    """A random chain starting at `width` features, drawn as the hidden cell draws it: (module, output width)."""
+    """A random chain starting at `width` features, drawn from the case's seed: (module, output width)."""
     kinds = ["linear", "linear", "activation", "activation"]
     squares = [m for m in pool if type(m) is nn.Linear and m.in_features == m.out_features == width]
     if squares:
@@ -1434,7 +1335,7 @@ def monitor_fixed_case() -> tuple:
 
 
 def monitor_case(rng: random.Random, case: int) -> tuple:
-    """(model, names, plan) of case number `case`, drawn as the hidden cell draws it."""
+    """(model, names, plan) of case number `case`, drawn from the case's seed."""
     if case == 1:
         return monitor_fixed_case()
     pool: list = []
@@ -1489,7 +1390,7 @@ def one_pass(model: nn.Module, x: torch.Tensor, weights: torch.Tensor, loss_kind
 
 
 def monitor_check(monitor_class: object, model: nn.Module, names: list, plan: dict) -> dict:
-    """The hidden cell's monitored() with the submission, recorded instead of compared."""
+    """One case of the submission's GradNormMonitor on a model, recorded step by step."""
     before = snapshot(model)
     LOG.clear()
     seen: dict = {"inside": [], "grads": []}
@@ -1784,11 +1685,8 @@ def observe_monitor_hidden(ns: dict) -> dict:
 
 
 OBSERVERS = {
-    "test_record_activations_visible": whole(observe_record_visible),
     "test_record_activations_hidden": whole(observe_record_hidden),
-    "test_strip_hooks_visible": whole(observe_strip_visible),
     "test_strip_hooks_hidden": whole(observe_strip_hidden),
-    "test_grad_norm_monitor_visible": whole(observe_monitor_visible),
     "test_grad_norm_monitor_hidden": whole(observe_monitor_hidden),
 }
 

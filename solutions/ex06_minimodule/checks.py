@@ -1,4 +1,4 @@
-"""Trusted checks for ex06_minimodule: the sequences of each test cell (the hidden cells' seeded sequences rebuilt here)
+"""Trusted checks for ex06_minimodule: the sequences of each test cell (fixed and seeded sequences)
 replayed on the submission's MiniModule alone, and what it returns, raises and holds after every step."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ SLOTS = (
 
 
 class Skip(Exception):
-    """A step that cannot run on this sequence (as in the hidden cells)."""
+    """A step that cannot run on this sequence."""
 
 
 def outcome(action: Callable[[], object]) -> tuple:
@@ -48,84 +48,6 @@ def quiet_threads() -> int:
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: MiniModule (construction and routing)
 # ---------------------------------------------------------------------------------------------------------
-
-
-def observe_mini_visible(ns: dict) -> list:
-    mini_module = ns.get("MiniModule")
-
-    class Probe(mini_module):
-        def __init__(self):
-            self.note = "set before __init__"
-            super().__init__()
-
-        def forward(self, x):
-            return x
-
-    seen: list = []
-
-    def steps():
-        probe = Probe()
-        seen.append(plain(list(vars(probe))))
-        seen.append([exact(vars(probe)["training"]), kind_of(vars(probe)["_parameters"])])
-        seen.append(vars(Probe())["_parameters"] is not vars(probe)["_parameters"])
-        weight = nn.Parameter(torch.randn(3))
-        probe.weight = weight
-        params = vars(probe)["_parameters"]
-        seen.append([isinstance(params, dict), plain(list(params)), [value is weight for value in params.values()]])
-        seen.append(["weight" in vars(probe), probe.weight is weight])
-        child = Probe()
-        probe.child = child
-        modules = vars(probe)["_modules"]
-        seen.append([isinstance(modules, dict), plain(list(modules)), [value is child for value in modules.values()]])
-        seen.append(probe.child is child)
-        probe.register_buffer("mean", torch.zeros(3), persistent=False)
-        seen.append([plain(list(vars(probe)["_buffers"])), as_set(vars(probe)["_non_persistent_buffers_set"])])
-        probe.mean = torch.ones(3)
-        seen.append(
-            [data(vars(probe)["_buffers"]["mean"], qualified=True), as_set(vars(probe)["_non_persistent_buffers_set"])]
-        )
-        tensor = torch.zeros(2)
-        probe.scale = tensor
-        seen.append([vars(probe)["scale"] is tensor, "scale" in vars(probe)["_buffers"]])
-        probe.weight = None
-        params = vars(probe)["_parameters"]
-        seen.append([isinstance(params, dict), plain(list(params.items())), probe.weight is None])
-        half = Probe.__new__(Probe)
-        actions = [
-            (TypeError, lambda: setattr(probe, "weight", torch.ones(3))),
-            (TypeError, lambda: setattr(probe, "child", 3)),
-            (KeyError, lambda: setattr(probe, "forward", nn.Parameter(torch.ones(1)))),
-            (KeyError, lambda: probe.register_buffer("weight", torch.ones(1))),
-            (KeyError, lambda: probe.register_buffer("a.b", torch.ones(1))),
-            (TypeError, lambda: probe.register_buffer(7, torch.ones(1))),
-            (TypeError, lambda: probe.register_buffer("extra", [1.0])),
-            (AttributeError, lambda: setattr(half, "weight", nn.Parameter(torch.ones(1)))),
-            (AttributeError, lambda: half.register_buffer("mean", torch.ones(1))),
-        ]
-        seen.append([raises(kind, action) for kind, action in actions])
-        got = outcome(lambda: probe.wieght)
-        seen.append([isinstance(got[1], AttributeError), str(got[1])] if got[0] == "raised" else "no exception")
-        seen.append(raises(AttributeError, lambda: half.anything))
-        del probe.mean
-        seen.append(["mean" in vars(probe)["_buffers"], bool(vars(probe)["_non_persistent_buffers_set"])])
-        del probe.child
-        seen.append([isinstance(vars(probe)["_modules"], dict), plain(list(vars(probe)["_modules"]))])
-        return "done"
-
-    return [*in_turn([[]], steps), seen]
-
-
-def as_set(value: object) -> object:
-    """A set by its sorted items (set == frozenset in the visible cell), anything else by type."""
-    return plain(sorted(value)) if type(value) in (set, frozenset) else kind_of(value)
-
-
-def raises(kind: type, action: Callable[[], object]) -> object:
-    """Whether action raises an instance of kind (what `except kind` catches), as the visible cells check it."""
-    got = outcome(action)
-    if got[0] == "ok":
-        return "no exception"
-    return isinstance(got[1], kind)
 
 
 MINI_SEED, MINI_SEQUENCES = 20130601, 120
@@ -164,7 +86,7 @@ def mini_classes(base: type) -> tuple:
 
 
 class World:
-    """The objects of one sequence, labelled as the hidden cell labels them (P1, T1, M1...)."""
+    """The objects of one sequence, labelled as the observation labels them (P1, T1, M1...)."""
 
     def __init__(self, probe: type, leaf: type) -> None:
         self.probe, self.leaf = probe, leaf
@@ -213,7 +135,7 @@ class World:
         return value
 
     def result(self, value: object) -> object:
-        """A value returned by getattr as the hidden cell compares it: a plain value by type and value, anything
+        """A value returned by getattr as the observation compares it: a plain value by type and value, anything
         else by identity."""
         if type(value) in PLAIN:
             return ["plain", exact(value)]
@@ -223,7 +145,7 @@ class World:
 
 
 def mini_apply(world: World, step: tuple) -> list:
-    """One step on the MiniModule; what the hidden cell compares of its outcome."""
+    """One step on the MiniModule; what the observation compares of its outcome."""
     op = step[0]
     if op == "set":
         value = world.value(step[2])
@@ -251,7 +173,7 @@ def mini_apply(world: World, step: tuple) -> list:
 
 
 def mini_state(world: World) -> list:
-    """The slots the MiniModule holds, and its state as the hidden cell shows it."""
+    """The slots the MiniModule holds, and its state as the observation shows it."""
     variables = vars(world.mini)
     present = [key for key in variables if key in SLOTS]
     slots = [present, [kind_of(variables[key]) for key in present]]
@@ -285,7 +207,7 @@ def mini_replay(probe: type, leaf: type, mini_module: type, steps: list) -> obje
     except Exception as error:  # noqa: BLE001
         return [["Probe()", raised(error)]]
     world.keep.append(world.mini)
-    if world.built:  # the hidden cell checks the slots of a built start only
+    if world.built:  # the slots of a built start only
         seen.append(mini_state(world)[0])
     for step in steps[1:]:
         try:
@@ -318,7 +240,7 @@ def random_value(rng: random.Random, made: dict) -> tuple:
 
 
 def random_sequence(rng: random.Random) -> list:
-    """A sequence of steps, drawn as the hidden cell draws it."""
+    """A sequence of steps, drawn from the case's seed."""
     built = rng.random() < 0.8
     steps: list = [("start", "built" if built else "half")]
     made = {"param": 0, "module": 0}
@@ -815,7 +737,7 @@ def values_for(shape: tuple, number: float) -> torch.Tensor:
 
 
 class Trees:
-    """The MiniModule tree of a sequence, built as the hidden cells build it; with twin, the nn.Module tree too (its
+    """The MiniModule tree of a sequence, built step by step; with twin, the nn.Module tree too (its
     structure only serves to make the checkpoints of part 3)."""
 
     def __init__(self, node: type, twin: bool = False) -> None:
@@ -850,7 +772,7 @@ class Trees:
         return None
 
     def build(self, step: tuple) -> None:
-        """Apply one tree-building step, as the hidden cells do."""
+        """Apply one tree-building step."""
         op, index, name = step[0], step[1], step[2]
         mini, twin = self.node(index)
         where = self.registry_of(index, name)
@@ -929,7 +851,7 @@ TREE_NAMES = ["a", "b", "w", "mean", "enc", "dec", "0", "1"]
 
 
 def random_build_step(rng: random.Random, trees: Trees, weights: dict) -> tuple:
-    """A tree-building step that is valid on the current trees, drawn as the hidden cells draw it."""
+    """A tree-building step that is valid on the current trees, drawn from the case's seed."""
     for _ in range(50):
         op = rng.choices(list(weights), list(weights.values()))[0]
         index = rng.randrange(len(trees.nodes))
@@ -970,7 +892,7 @@ def random_build_step(rng: random.Random, trees: Trees, weights: dict) -> tuple:
 
 
 def run_sequences(seed: int, count: int, make_trees: Callable[[], Trees], next_step: Callable, play: Callable) -> list:
-    """count sequences drawn as the hidden cells draw them: each step drawn, then played and observed."""
+    """count sequences drawn from the case's seed: each step drawn, then played and observed."""
     rng = random.Random(seed)
     seen = []
     for _ in range(count):
@@ -990,7 +912,7 @@ def run_sequences(seed: int, count: int, make_trees: Callable[[], Trees], next_s
 
 
 def fixed_sequence(trees: Trees, steps: list, play: Callable) -> list:
-    """The fixed first sequence of a hidden cell, step by step."""
+    """The fixed first sequence of a hidden test, step by step."""
     seen = []
     for step in steps:
         try:
@@ -1080,41 +1002,9 @@ def labels_of(root: object) -> dict:
     return found
 
 
-def pairs_seen(result: object, labels: dict) -> list:
-    """A traversal's result as the visible cell compares it: names, and which registered object each pair holds."""
-    seen = []
-    for item in list(result):
-        if type(item) is not tuple or len(item) != 2 or type(item[0]) is not str:
-            seen.append(["not a (str, object) tuple", kind_of(item)])
-        else:
-            seen.append([item[0], labels.get(id(item[1]), "not a registered object")])
-    return seen
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: Traversal
 # ---------------------------------------------------------------------------------------------------------
-
-
-def observe_traversal_visible(ns: dict) -> list:
-    mini_module = ns.get("MiniModule")
-    recipe = [
-        ("enc", "leaf"),
-        ("enc.w", "param", (2,)),
-        ("enc.mean", "buffer", (2,)),
-        ("enc.count", "buffer", (1,), False),
-        ("side", "module", None),
-        ("dec", "module", "enc"),
-        ("head", "leaf"),
-        ("head.w", "param", "enc.w"),
-        ("head.b", "param", None),
-        ("head.inner", "leaf"),
-        ("head.inner.v", "param", (3,)),
-    ]
-    mini, _ = make_twins(mini_module, recipe)
-    labels = labels_of(mini)
-    methods = ["named_modules", "named_parameters", "named_buffers", "named_modules"]
-    return in_turn([[method] for method in methods], lambda method: pairs_seen(getattr(mini, method)(), labels))
 
 
 TRAVERSAL_SEED, TRAVERSAL_SEQUENCES = 20130602, 50
@@ -1133,7 +1023,7 @@ TRAVERSAL_WEIGHTS = {
 
 
 def listed(trees: Trees, method: str) -> str:
-    """A traversal of the MiniModule tree as the hidden cell writes it."""
+    """A traversal of the MiniModule tree as the contract describes it."""
     try:
         result = list(getattr(trees.nodes[0][0], method)())
     except Exception as error:  # noqa: BLE001
@@ -1369,45 +1259,6 @@ def load_seen(result: tuple) -> object:
     return ["returns", plain(fields), items]
 
 
-def observe_state_dict_visible(ns: dict) -> list:
-    mini_module = ns.get("MiniModule")
-    recipe = [
-        ("enc", "leaf"),
-        ("enc.w", "param", (2,)),
-        ("enc.mean", "buffer", (2,)),
-        ("enc.count", "buffer", (1,), False),
-        ("dec", "module", "enc"),
-        ("head", "leaf"),
-        ("head.b", "param", None),
-    ]
-    mini, twin = make_twins(mini_module, recipe)
-    seen: list = []
-
-    def steps():
-        saved = mini.state_dict()
-        seen.append([isinstance(saved, dict), plain(list(saved))])
-        weight = vars(vars(mini)["_modules"]["enc"])["_parameters"]["w"]
-        seen.append([saved["enc.w"] is not weight, saved["enc.w"].requires_grad])
-        saved["dec.w"].add_(1.0)
-        seen.append(torch.equal(weight, saved["enc.w"]))
-        checkpoint = {key: torch.full_like(value, 7.0) for key, value in twin.state_dict().items()}
-        result = mini.load_state_dict(checkpoint)
-        seen.append([isinstance(result, tuple), plain(list(result)) if isinstance(result, tuple) else None])
-        seen.append([vars(vars(mini)["_modules"]["enc"])["_parameters"]["w"] is weight, data(weight, qualified=True)])
-        partial = {"enc.w": torch.zeros(2), "head.extra": torch.zeros(1)}
-        result = mini.load_state_dict(partial, strict=False)
-        seen.append(plain(list(result)) if isinstance(result, tuple) else kind_of(result))
-        got = outcome(lambda: mini.load_state_dict(partial))
-        if got[0] == "ok":
-            seen.append("no exception")
-        else:
-            error = got[1]
-            seen.append([isinstance(error, RuntimeError), str(error) if isinstance(error, RuntimeError) else None])
-        return "done"
-
-    return [*in_turn([[]], steps), seen]
-
-
 STATE_DICT_SEED, STATE_DICT_SEQUENCES = 20130603, 56
 RARE_STRICT = [True, True, False, False, "default", "default", "list"]
 FIXED_LOAD_STEPS = [
@@ -1452,7 +1303,7 @@ def resolve(root: object, key: str) -> object:
 
 
 def saved_seen(trees: Trees) -> object:
-    """state_dict() of the MiniModule tree as the hidden cell compares it."""
+    """state_dict() of the MiniModule tree as the observation compares it."""
     root = trees.nodes[0][0]
     try:
         saved = root.state_dict()
@@ -1483,7 +1334,7 @@ def all_tensors(trees: Trees, side: int) -> list:
 
 
 def unexpected_keys(rng: random.Random, trees: Trees) -> list:
-    """Keys that no module saves, drawn as the hidden cell draws them (from the structure of the nn.Module tree)."""
+    """Keys that no module saves, drawn from the case's seed (from the structure of the nn.Module tree)."""
     twin_root = trees.nodes[0][1]
     keys = ["zz", "ghost.w", "w.x"]
     for prefix, module in twin_root.named_modules(remove_duplicate=False):
@@ -1503,7 +1354,7 @@ def unexpected_keys(rng: random.Random, trees: Trees) -> list:
 
 def checkpoint_for(trees: Trees, number: int) -> object:
     """The checkpoint of a load step: the keys and shapes of the nn.Module tree's state_dict(), new values and changes
-    chosen by a generator seeded with number, as in the hidden cell."""
+    chosen by a generator seeded with number."""
     rng = random.Random(number)
     entries = []
     for key, value in trees.nodes[0][1].state_dict().items():
@@ -1539,7 +1390,7 @@ def load_play(trees: Trees, step: tuple) -> list:
     got = outcome(lambda: trees.nodes[0][0].load_state_dict(checkpoint, **kwargs))
     seen: list = [[(key, id(value)) for key, value in dict(checkpoint).items()] == before, load_seen(got)]
     now = all_tensors(trees, 0)
-    seen.append([value is old for value, old in zip(now, objects)])  # noqa: B905 - as the hidden cell pairs them
+    seen.append([value is old for value, old in zip(now, objects)])  # noqa: B905 - the observation pairs them so
     seen.append(
         [
             [str(value.dtype), value.requires_grad, data(value, qualified=True)]
@@ -1876,57 +1727,6 @@ def observe_state_dict_hidden(ns: dict) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def observe_modes_visible(ns: dict) -> list:
-    mini_module = ns.get("MiniModule")
-    recipe = [("enc", "leaf"), ("enc.w", "param", (2,)), ("dec", "module", "enc"), ("head", "leaf")]
-    mini, _ = make_twins(mini_module, recipe)
-    enc, head = vars(mini)["_modules"]["enc"], vars(mini)["_modules"]["head"]
-    seen: list = []
-    x = torch.tensor([1.0, 2.0])
-    calls: list = []
-
-    def log_pre(module, args):
-        calls.append(("pre", type(module).__name__))
-
-    def add_one(module, args):
-        return args[0] + 1
-
-    def double_output(module, args, output):
-        calls.append(("forward hook", args[0].tolist()))
-        return output * 2
-
-    def name(hook):
-        return {id(log_pre): "log_pre", id(add_one): "add_one", id(double_output): "double_output"}.get(id(hook), "?")
-
-    def modes():
-        seen.append(mini.eval() is mini)
-        seen.append([plain(vars(m)["training"]) for m in (mini, enc, head)])
-        seen.append([mini.train() is mini, exact(vars(enc)["training"])])
-        seen.append(raises(ValueError, lambda: mini.train("yes")))
-        return "done"
-
-    def hooks():
-        handles = [
-            mini.register_forward_pre_hook(log_pre),
-            mini.register_forward_pre_hook(add_one),
-            mini.register_forward_hook(double_output),
-        ]
-        table = vars(mini)["_forward_pre_hooks"]
-        seen.append([isinstance(handles[0], RemovableHandle), len(table), all(type(key) is int for key in table)])
-        got = mini(x)
-        seen.append(
-            [data(got, qualified=True), [call[0] for call in calls], plain(calls[1]) if len(calls) > 1 else None]
-        )
-        handles[1].remove()
-        handles[1].remove()
-        seen.append([name(hook) for hook in vars(mini)["_forward_pre_hooks"].values()])
-        calls.clear()
-        seen.append(data(mini(x), qualified=True))
-        return "done"
-
-    return [*in_turn([[]], modes), *in_turn([[]], hooks), seen]
-
-
 MODES_SEED, MODES_SEQUENCES = 20130604, 50
 MODES_WEIGHTS = {"child": 30, "share": 15, "none child": 4, "param": 25, "tie": 6, "none param": 3, "delete": 4}
 FIXED_HOOK_STEPS = [
@@ -1950,7 +1750,7 @@ class HookTrees(Trees):
 
 
 def make_hook(trees: HookTrees, kind: str, constant: float, label: str) -> Callable:
-    """A hook that logs what it sees; some kinds also replace the input or the output (as in the hidden cell)."""
+    """A hook that logs what it sees; some kinds also replace the input or the output."""
     log = trees.log
     if kind.startswith("pre"):
 
@@ -1975,7 +1775,7 @@ def make_hook(trees: HookTrees, kind: str, constant: float, label: str) -> Calla
 
 
 def hooks_state(trees: HookTrees) -> list:
-    """The hook tables and training flags of every node, as the hidden cell compares them."""
+    """The hook tables and training flags of every node, as the observation compares them."""
     seen = []
     for mini, _ in trees.nodes:
         for table in ("_forward_pre_hooks", "_forward_hooks"):
@@ -2043,7 +1843,7 @@ def modes_play(trees: HookTrees, step: tuple) -> list:
 
 
 def random_hook_step(rng: random.Random, trees: HookTrees) -> tuple:
-    """A step of part 4, drawn as the hidden cell draws it."""
+    """A step of part 4, drawn from the case's seed."""
     roll = rng.random()
     if roll < 0.3:
         return random_build_step(rng, trees, MODES_WEIGHTS)
@@ -2403,13 +2203,9 @@ def observe_modes_hidden(ns: dict) -> dict:
 
 
 OBSERVERS = {
-    "test_mini_module_visible": whole(observe_mini_visible),
     "test_mini_module_hidden": whole(observe_mini_hidden),
-    "test_traversal_visible": whole(observe_traversal_visible),
     "test_traversal_hidden": whole(observe_traversal_hidden),
-    "test_state_dict_visible": whole(observe_state_dict_visible),
     "test_state_dict_hidden": whole(observe_state_dict_hidden),
-    "test_modes_and_hooks_visible": whole(observe_modes_visible),
     "test_modes_and_hooks_hidden": whole(observe_modes_hidden),
 }
 
