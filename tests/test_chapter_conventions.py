@@ -383,3 +383,9 @@ def test_core_path_leaves_out_deep_dives() -> None:
         nbformat.v4.new_code_cell("core = 2"),
     ]
     assert core_path(cells) == {"code cells": 2, "words of prose": 11}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_has_a_diagram(path: Path) -> None:
+    diagrams = [cell for cell in _read(path).cells if cell.cell_type == "markdown" and "```mermaid\n" in cell.source]
+    assert diagrams, f"{path.name} has no mermaid diagram"
