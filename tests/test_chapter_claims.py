@@ -97,6 +97,69 @@ def test_ch07_parametrization_swaps_the_class_and_a_deep_copy_shares_it() -> Non
     assert "weight" not in vars(type(layer))
 
 
+def test_ch07_one_class_per_module_cached_right_inverse_and_stacking() -> None:
+    class Doubled(nn.Module):
+        def forward(self, x):
+            return 2 * x
+
+        def right_inverse(self, x):
+            return x / 2
+
+    layer = nn.Linear(3, 3)
+    parametrize.register_parametrization(layer, "weight", Symmetric())
+    generated = type(layer)
+    with parametrize.cached():
+        assert layer.weight is layer.weight
+    assert layer.weight is not layer.weight
+    bias, values = layer.bias, layer.bias.detach().clone()
+    parametrize.register_parametrization(layer, "bias", Doubled())
+    assert type(layer) is generated and layer.parametrizations.bias.original is bias
+    assert torch.allclose(bias, values / 2), "right_inverse rewrites original at registration"
+    read = layer.weight.detach().clone()
+    parametrize.register_parametrization(layer, "weight", Doubled())
+    assert torch.allclose(layer.weight, 2 * read), "stacking runs no right_inverse on original"
+    parametrize.remove_parametrizations(layer, "bias")
+    assert type(layer) is generated
+    parametrize.remove_parametrizations(layer, "weight")
+    assert type(layer) is nn.Linear
+
+
+def test_ch07_lazy_hooks_saving_buffers_dtype_and_draws() -> None:
+    lazy = nn.LazyLinear(3)
+    assert list(lazy._forward_pre_hooks_with_kwargs) == list(lazy._forward_pre_hooks)
+    assert "_save_to_state_dict" in vars(LazyModuleMixin) and lazy.state_dict()["weight"] is lazy.weight
+    with pytest.raises(ValueError, match="uninitialized parameter"):
+        lazy.weight.detach()
+    norm = nn.LazyBatchNorm1d()
+    norm.load_state_dict(nn.BatchNorm1d(3).state_dict())
+    assert type(norm.running_mean) is torch.Tensor and isinstance(norm, LazyModuleMixin)
+    converted = nn.LazyLinear(3).double()
+    converted(torch.ones(2, 4, dtype=torch.float64))
+    assert converted.weight.dtype == torch.float64
+    on_meta = nn.LazyLinear(3).to("meta")
+    assert type(on_meta.weight) is nn.Parameter and tuple(on_meta.weight.shape) == (0,)
+    torch.manual_seed(0)
+    with_lazy = nn.Sequential(nn.LazyLinear(2), nn.Linear(2, 2))
+    with_lazy(torch.ones(1, 3))
+    torch.manual_seed(0)
+    assert torch.equal(with_lazy[1].weight, nn.Linear(2, 2).weight), "the eager layer draws first"
+
+
+def test_ch01_deepcopy_shares_function_hooks_and_copies_callable_objects() -> None:
+    class CallableHook:
+        def __call__(self, module, args):
+            return None
+
+    layer = nn.Linear(2, 2)
+    for hook in (lambda module, args: None, CallableHook()):
+        layer.register_forward_pre_hook(hook)
+    copied = copy.deepcopy(layer)
+    shared = [
+        a is b for a, b in zip(layer._forward_pre_hooks.values(), copied._forward_pre_hooks.values(), strict=True)
+    ]
+    assert shared == [True, False]
+
+
 def test_ch07_lazy_modules_materialize_in_place_and_swap_on_the_first_call() -> None:
     lazy = nn.LazyLinear(3)
     weight = lazy.weight
@@ -115,13 +178,82 @@ def test_ch08_the_fast_path_and_functional_call() -> None:
     assert "return forward_call(*args, **kwargs)" in inspect.getsource(nn.Module._call_impl)
     layer = nn.Linear(2, 2)
     own = layer.weight
-    functional_call(layer, {"wieght": torch.zeros(2, 2)}, (torch.ones(1, 2),))  # ignored without a word
-    assert layer.weight is own
+    during = []
+    layer.register_forward_pre_hook(lambda module, args: during.append(("wieght" in vars(module), module.weight)))
+    functional_call(layer, {"wieght": torch.zeros(2, 2)}, (torch.ones(1, 2),))  # a plain attribute for the call
+    assert during == [(True, own)] and "wieght" not in vars(layer) and layer.weight is own
     shared = nn.Linear(2, 2)
     own = shared.weight
     given = torch.zeros(2, 2)
     functional_call(nn.Sequential(shared, nn.ReLU(), shared), {"0.weight": given}, (torch.ones(1, 2),))
     assert shared.weight is given, "fixed upstream? chapter 8, section 3 says a module registered twice keeps it"
+    shared.weight = own
+    functional_call(
+        nn.Sequential(shared, nn.ReLU(), shared), {"0.weight": given}, (torch.ones(1, 2),), tie_weights=False
+    )
+    assert shared.weight is own
+    with pytest.raises(ValueError, match=r"multiple values for keys \['0.weight', '2.weight'\], which are tied"):
+        functional_call(
+            nn.Sequential(shared, nn.ReLU(), shared),
+            {"0.weight": given, "2.weight": torch.ones(2, 2)},
+            (torch.ones(1, 2),),
+        )
+
+
+def test_ch08_functional_call_buffers_and_parametrized_names() -> None:
+    norm = nn.BatchNorm1d(2)
+    stats = {"running_mean": torch.zeros(2), "running_var": torch.ones(2), "num_batches_tracked": torch.tensor(0)}
+    functional_call(norm, stats, (torch.tensor([[1.0, 2.0], [3.0, 4.0]]),))
+    assert int(stats["num_batches_tracked"]) == 1 and int(norm.num_batches_tracked) == 0
+    layer = nn.Linear(2, 2)
+    parametrize.register_parametrization(layer, "weight", Symmetric())
+    with pytest.raises(RuntimeError, match="does not implement right_inverse"):
+        functional_call(layer, {"weight": torch.zeros(2, 2)}, (torch.ones(1, 2),))
+    out = functional_call(layer, {"parametrizations.weight.original": torch.zeros(2, 2)}, (torch.ones(1, 2),))
+    assert torch.equal(out, layer.bias.expand(1, 2))
+
+    class Doubled(nn.Module):
+        def forward(self, x):
+            return 2 * x
+
+        def right_inverse(self, x):
+            return x / 2
+
+    doubled = nn.Linear(2, 2)
+    parametrize.register_parametrization(doubled, "weight", Doubled())
+    original = doubled.parametrizations.weight.original
+    fours = torch.full((2, 2), 4.0, requires_grad=True)
+    functional_call(doubled, {"weight": fours}, (torch.ones(1, 2),)).sum().backward()
+    assert fours.grad is None and original.grad is not None  # the setter wrote into original in place
+
+
+def test_ch08_assign_dtype_and_the_future_switches() -> None:
+    with torch.device("meta"):
+        model = nn.Linear(3, 2)
+    model.load_state_dict({key: value.double() for key, value in nn.Linear(3, 2).state_dict().items()}, assign=True)
+    assert model.weight.dtype == torch.float64
+    with torch.device("meta"):
+        small = nn.Linear(3, 2)
+    before = small.weight
+    small.to_empty(device="cpu")
+    assert small.weight is not before
+    torch.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        with torch.device("meta"):
+            swapped = nn.Linear(3, 2)
+        before = swapped.weight
+        swapped.to_empty(device="cpu")
+        assert swapped.weight is before
+    finally:
+        torch.__future__.set_swap_module_params_on_conversion(False)
+    torch.__future__.set_overwrite_module_params_on_conversion(True)
+    try:
+        plain = nn.Linear(2, 2)
+        before = plain.weight
+        plain.double()
+        assert plain.weight is not before
+    finally:
+        torch.__future__.set_overwrite_module_params_on_conversion(False)
 
 
 def test_ch08_meta_load_without_assign_is_a_no_op_and_apply_visits_a_shared_module_twice() -> None:
@@ -136,3 +268,10 @@ def test_ch08_meta_load_without_assign_is_a_no_op_and_apply_visits_a_shared_modu
     visits = []
     nn.Sequential(nn.Sequential(shared), nn.Sequential(shared)).apply(lambda m: visits.append(m is shared))
     assert sum(visits) == 2
+    block = nn.Sequential(shared)
+    visits.clear()
+    nn.Sequential(nn.Sequential(block), nn.Sequential(block)).apply(lambda m: visits.append(m is shared))
+    assert sum(visits) == 2, "chapter 8, section 5: once per path from the root, one parent or not"
+    visits.clear()
+    nn.Sequential(block, nn.ReLU(), block).apply(lambda m: visits.append(m is shared))
+    assert sum(visits) == 1, "chapter 8, section 5: children() yields a child registered twice in one parent once"

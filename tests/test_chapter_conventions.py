@@ -218,3 +218,174 @@ def test_show_source_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == "  1 if True:\n  2     first = 1\n"
     show_source(_sample_source, "first = 1", "second =", after=1)  # overlapping blocks: each line once
     assert capsys.readouterr().out == "first = 1\nsecond = first + 1\nprint(second)\n"
+
+
+# The answers the chapters' predictions ask for, chapter by chapter. None may stand where the learner reads it before
+# predicting: in the heading of the prediction's section, in the prediction's own paragraph, or in the chapter's
+# "What you will learn" list (objectives are skills or questions, never outcomes). Matched without regard to case.
+ANSWER_WORDS = {
+    "01": ["is not empty", "map a handle id", "trap", "no hooks at all", "shares its registries"],
+    "02": ["checked first", "travels with", "wrong device", "wrong-device", "five destinations", "fates"],
+    "03": [
+        "ordinary attribute",
+        "ordinary `bool`",
+        "walk the children",
+        "root only",
+        "registered children only",
+        "wants a real",
+        "is not `no_grad()`",
+        "last call wins",
+        "breaks every",
+    ],
+    "04": ["stay out of the checkpoint", "stays out of", "but not copies", "stop loading", "breaks old checkpoints"],
+    "05": [
+        "do not fire",
+        "fires no hook",
+        "global, prepend, registration",
+        "global hooks, then",
+        "weak reference",
+        "not part of",
+        "with a twist",
+        "vanished",
+        "silently disappears",
+        "exclude each other",
+    ],
+    "06": ["a parameter first", "recurses until", "removes duplicates there"],
+    "07": ["new class", "generated subclass", "property of", "materialized by", "swapped by", "without a shape"],
+    "08": [
+        "every module on the slow path",
+        "gets the restoring wrong",
+        "silent no-op",
+        "once per parent",
+        "puts the originals back",
+        "ignored without",
+    ],
+}
+
+
+def objectives(header: str) -> str:
+    """The "What you will learn" list of a chapter's first cell, up to the next bold paragraph."""
+    start = header.find("What you will learn")
+    end = header.find("**", start + len("What you will learn") + 2)
+    return header[start : end if end >= 0 else None]
+
+
+def prediction_contexts(cells: list) -> list[tuple[str, str]]:
+    """(the heading of its section, its paragraph to the end of its cell) for every "Before running:" prompt."""
+    heading, found = "", []
+    for cell in cells:
+        if cell.cell_type != "markdown":
+            continue
+        paragraphs = re.split(r"\n\s*\n", cell.source)
+        for number, paragraph in enumerate(paragraphs):
+            headings = [line for line in paragraph.splitlines() if line.startswith("#")]
+            heading = headings[-1] if headings else heading
+            if PREDICTION in paragraph:
+                found.append((heading, "\n\n".join(paragraphs[number:])))
+    return found
+
+
+def giveaways(cells: list, words: list[str]) -> list[str]:
+    """Where an answer word is read before its prediction: the objectives, a prediction's heading or paragraph."""
+
+    def hits(text: str) -> list[str]:
+        return [word for word in words if word.lower() in text.lower()]
+
+    found = [f"objectives: {word!r}" for word in hits(objectives(cells[0].source))]
+    for heading, prompt in prediction_contexts(cells):
+        found += [f"{heading!r}: {word!r}" for word in hits(heading)]
+        found += [f"the prediction {prompt[:60]!r}...: {word!r}" for word in hits(prompt)]
+    return found
+
+
+def test_every_chapter_guards_its_answers() -> None:
+    assert sorted(ANSWER_WORDS) == [path.name[:2] for path in CHAPTERS]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_predictions_are_not_answered_before_they_are_asked(path: Path) -> None:
+    found = giveaways(_read(path).cells, ANSWER_WORDS[path.name[:2]])
+    assert not found, f"{path.name} states an answer before its prediction: {found}"
+
+
+def _cells(*sources: str) -> list:
+    return [nbformat.v4.new_markdown_cell(source) for source in sources]
+
+
+HEADER = "# Chapter 9: Test\n\n**What you will learn**\n\n- {}\n\n**Prerequisites:** none."
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        _cells(HEADER.format("why a parametrization gives the module a new class"), "## 1. Registering"),
+        _cells(HEADER.format("what changes"), "## 1. A new class\n\n**Before running:** is `type(lin)` the same?"),
+        _cells(HEADER.format("what changes"), "## 1. A new class", "Text.\n\n**Before running:** the same class?"),
+        _cells(HEADER.format("what changes"), "## 1. Registering\n\n**Before running:** it gets a new class. Why?"),
+    ],
+    ids=["objectives", "heading in the cell", "heading in an earlier cell", "the prompt itself"],
+)
+def test_the_giveaway_check_catches(cells: list) -> None:
+    assert giveaways(cells, ["new class"])
+
+
+def test_the_giveaway_check_lets_through() -> None:
+    cells = _cells(
+        HEADER.format("what `register_parametrization` changes about a module"),
+        "## 1. Registering\n\n**Before running:** is `type(lin)` the same?",
+        "It got a new class.\n\n## 2. Lookup\n\nNo prediction under this heading, which may say: a new class.",
+    )
+    assert giveaways(cells, ["new class"]) == []
+
+
+# The core path of a chapter (everything outside its deep dives) fits one sitting: no longer than the longest core
+# path of the second edition (chapter 2: 35 code cells, about 4,200 words of prose), with a little room.
+CORE_PATH_LIMITS = {"code cells": 36, "words of prose": 4500}
+
+
+def core_path(cells: list) -> dict[str, int]:
+    """Code cells and prose words outside the sections headed "Deep dive (optional): ..." (to the next heading of
+    the same or a higher level)."""
+    size = dict.fromkeys(CORE_PATH_LIMITS, 0)
+    deep_level = None
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                level = len(line) - len(line.lstrip("#"))
+                if level and line[level : level + 1] == " ":
+                    if deep_level is not None and level <= deep_level:
+                        deep_level = None
+                    if deep_level is None and "Deep dive (optional):" in line:
+                        deep_level = level
+                if deep_level is None:
+                    size["words of prose"] += len(line.split())
+        elif cell.cell_type == "code" and deep_level is None:
+            size["code cells"] += 1
+    return size
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_the_core_path_fits_one_sitting(path: Path) -> None:
+    size = core_path(_read(path).cells)
+    over = {key: value for key, value in size.items() if value > CORE_PATH_LIMITS[key]}
+    assert not over, f"{path.name}'s core path is {size}, over {CORE_PATH_LIMITS}: move a section to a deep dive"
+
+
+def test_core_path_leaves_out_deep_dives() -> None:
+    cells = [
+        *_cells("# Chapter 9: Test\n\nOne two three."),
+        nbformat.v4.new_code_cell("core = 1"),
+        *_cells("## Deep dive (optional): more\n\nfour five"),
+        nbformat.v4.new_code_cell("deep = 1"),
+        *_cells("### Still deep\n\nsix"),
+        nbformat.v4.new_code_cell("deep = 2"),
+        *_cells("## 2. Back\n\nseven"),
+        nbformat.v4.new_code_cell("core = 2"),
+    ]
+    assert core_path(cells) == {"code cells": 2, "words of prose": 11}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_has_a_diagram(path: Path) -> None:
+    diagrams = [cell for cell in _read(path).cells if cell.cell_type == "markdown" and "```mermaid\n" in cell.source]
+    assert diagrams, f"{path.name} has no mermaid diagram"

@@ -630,6 +630,8 @@ def apply_clause_cases(apply_once: object) -> list:
         fixed(1, "a module shared by two parents: once (the worked example)", counts(worked_example)),
         fixed(1, "a module registered twice under one parent: once", counts(twice_in_one)),
         fixed(1, "a shared subtree at two depths: each of its modules once", counts(shared_subtree)),
+        fixed(1, "a layer with one parent, inside a block under two parents: once", counts(block_under_two_parents)),
+        fixed(1, "a block registered twice in one parent: it and its layers once", counts(block_twice_in_one)),
         fixed(1, "a module without children: once", counts(lambda: nn.Linear(2, 2))),
         fixed(1, "a deep tree without sharing: every module once", counts(deep_tree)),
         fixed(
@@ -637,6 +639,11 @@ def apply_clause_cases(apply_once: object) -> list:
         ),
         fixed(2, "a shared module where apply first reaches it (the worked example)", first_visits(worked_example)),
         fixed(2, "a shared subtree where apply first reaches it", first_visits(shared_subtree)),
+        fixed(
+            2,
+            "a layer inside a block under two parents, where apply first reaches it",
+            first_visits(block_under_two_parents),
+        ),
         fixed(2, "ModuleList and ModuleDict children in registration order", first_visits(containers)),
         fixed(3, "a None child between two others is skipped", counts(none_between)),
         fixed(3, "a None child first, and one in a nested module", counts(none_nested)),
@@ -660,6 +667,17 @@ def twice_in_one() -> nn.Module:
 def shared_subtree() -> nn.Module:
     block = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.ReLU(), nn.Dropout()))
     return Fork(nn.Sequential(nn.Linear(1, 1), block), Fork(block, nn.Sequential(block)))
+
+
+def block_under_two_parents() -> nn.Module:
+    """The layer has one parent, the block; the block has two, so apply reaches the layer along two paths."""
+    block = nn.Sequential(nn.Linear(1, 1), nn.ReLU())
+    return Fork(nn.Sequential(block, nn.Dropout()), nn.Sequential(block))
+
+
+def block_twice_in_one() -> nn.Module:
+    block = nn.Sequential(nn.Linear(1, 1), nn.ReLU())
+    return nn.Sequential(block, nn.Dropout(), block)
 
 
 def deep_tree() -> nn.Module:
