@@ -193,3 +193,16 @@ def test_a_solution_that_raises_never_becomes_the_expected_observations(toy_cour
         "solutions/extoy/checks.py fails on the solution: code cell 1 failed "
         "(ModuleNotFoundError: No module named 'a_module_that_is_not_there')"
     ) in run.stderr
+
+
+def test_no_source_notebook_holds_anything_derived() -> None:
+    """Every hidden-test block of the real course is the fixed call, a few lines; nothing packed or encoded."""
+    blocks = 0
+    for path in sorted((REPO / "solutions").glob("*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if BEGIN in cell.source:
+                block = cell.source[cell.source.index(BEGIN) : cell.source.index(END) + len(END)]
+                assert len(block.splitlines()) == 5 and "run_hidden_tests(" in block, f"{path.name}: {block[:200]}"
+                assert len(cell.source.splitlines()) <= 20, f"{path.name}: a hidden-test cell of many lines"
+                blocks += 1
+    assert blocks >= 16
