@@ -271,3 +271,44 @@ def test_a_cell_that_cannot_be_cleaned_is_a_note_and_costs_nothing(monkeypatch) 
     assert markdown.source == "*[this cell's content could not be shown safely (ValueError)]*"
     assert rich.outputs[0]["text"].startswith("[this cell's content could not be shown safely")
     assert plain.outputs == nb.cells[2].outputs
+
+
+def test_the_ledger_names_fit_and_a_record_that_cannot_be_written_stops_nothing(tmp_path: Path, capsys) -> None:
+    """A record's file name fits the file system whatever the id (up to 255 characters, the longest a folder can
+    be named); where the ledger cannot be written at all, the grader says so and goes on."""
+    from grader.autograde import Ledger, Outcome, record
+
+    ledger = Ledger(tmp_path / "ledger")
+    ids = ["a" * 128, "b" * 129, "c" * 246, "d" * 255]
+    for student in ids:
+        record(ledger, Outcome(student, ASSIGNMENT, "ok", 1.0, 2.0, "f"))
+    assert [ledger.read(student).student for student in ids] == ids
+    assert [o.student for o in ledger.outcomes()] == ids
+    assert max(len(p.name) for p in ledger.folder.iterdir()) <= 133 and not list(ledger.folder.glob(".*"))
+    blocked = Ledger(tmp_path / "a-file")
+    blocked.folder.write_text("not a folder")
+    record(blocked, Outcome("ana", ASSIGNMENT, "ok", 1.0, 2.0, "f"))
+    assert "ana: the grading ledger could not record this outcome, run again to grade it" in capsys.readouterr().err
+
+
+def test_an_archive_with_a_student_id_too_long_grades_everyone_else(tmp_path: Path) -> None:
+    """The review's LMS archive: a 246-character student id beside an honest student. The run ends normally, the
+    honest student is graded, the long id is its own clear error in the terminal, the ledger and grades.csv."""
+    honest = tmp_path / "honest.ipynb"
+    nbformat.write(_solved(), honest)
+    long = "z" * 246
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(honest, f"ana_1_{ASSIGNMENT}.ipynb")
+        zipped.write(honest, f"{long}.ipynb")
+    work = tmp_path / "work"
+    for _run in range(2):  # and again: nothing of the first run stops the second
+        run = grader_process("autograde", str(archive), "--assignment", ASSIGNMENT, "--work", str(work))
+        assert run.returncode == 0, run.stderr
+        rows = {line.split()[0]: line for line in run.stdout.splitlines()[1:-1]}
+        assert rows["ana"].split()[2:6] == ["12", "/", "12", "ok"]
+        assert "error: the upload could not be taken in: the student id is 246 characters long" in rows[long]
+    report = grader_process("report", "--work", str(work), "--out", str(tmp_path / "out"))
+    with (tmp_path / "out" / "grades.csv").open() as handle:
+        statuses = {row["student"]: row["status"].split(":")[0] for row in csv.DictReader(handle)}
+    assert report.returncode == 0 and statuses == {"ana": "ok", long: "error"}
