@@ -79,14 +79,24 @@ class Running:
 
 
 class _Program(ctypes.Structure):
-    """struct sock_fprog: a seccomp BPF program for prctl."""
+    """struct sock_fprog: a seccomp BPF program for prctl (its instructions kept alive in `code`)."""
 
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    @classmethod
+    def of(cls, compiled: bytes) -> _Program | None:
+        """The program of these compiled instructions, made once here for every child; None for none."""
+        if not compiled:
+            return None
+        code = ctypes.create_string_buffer(compiled, len(compiled))
+        program = cls(len(compiled) // 8, ctypes.addressof(code))
+        program.code = code
+        return program
 
 
 def main(control_fd: int, filter_fd: int, scratch: str, preload: list[str]) -> None:
     with os.fdopen(filter_fd, "rb") as program:
-        syscalls = program.read()
+        syscalls = _Program.of(program.read())
     for module in preload:
         importlib.import_module(module)
     import cell_runner
@@ -155,7 +165,7 @@ def _warm_up(source: str) -> None:
 
 
 def _fork_child(
-    isolate: bool, scratch: str, shell, syscalls: bytes, control: socket.socket
+    isolate: bool, scratch: str, shell, syscalls: _Program | None, control: socket.socket
 ) -> tuple[socket.socket, Running]:
     """Fork a child that waits for its request on its connection; the server's end of that connection, and it."""
     ours, theirs = socket.socketpair()
@@ -246,7 +256,9 @@ def _describe(status: int) -> str:
     return f"exited with status {os.WEXITSTATUS(status)}"
 
 
-def _become_child(connection: socket.socket, report: int, isolate: bool, scratch: str, shell, syscalls: bytes) -> None:
+def _become_child(
+    connection: socket.socket, report: int, isolate: bool, scratch: str, shell, syscalls: _Program | None
+) -> None:
     code = 1
     try:
         os.setsid()  # its own process group, so the child and anything it starts can be killed together
@@ -266,7 +278,7 @@ def _become_child(connection: socket.socket, report: int, isolate: bool, scratch
         os._exit(code)
 
 
-def _keep(connection: socket.socket, report: int, scratch: str, shell, syscalls: bytes) -> None:
+def _keep(connection: socket.socket, report: int, scratch: str, shell, syscalls: _Program | None) -> None:
     """The keeper of an isolated child: new namespaces, their init, the worker; then wait and end as it ended."""
     try:
         _check(LIBC.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS), "unshare")
@@ -327,7 +339,9 @@ def _end_like(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _serve(connection: socket.socket, request: dict, home: str, shell, syscalls: bytes, isolated: bool) -> None:
+def _serve(
+    connection: socket.socket, request: dict, home: str, shell, syscalls: _Program | None, isolated: bool
+) -> None:
     """Become the worker: own files (and namespaces when isolated), own uid, limits, the syscall filter; then run
     cells."""
     uid, limits = request.get("uid"), request["limits"]
@@ -426,15 +440,15 @@ def _apply_limits(limits: dict) -> None:
         resource.setrlimit(kind, (value, value))
 
 
-def _filter_syscalls(program: bytes) -> None:
-    """Install the compiled seccomp filter (nothing for an empty program). No new privileges first: no setuid
-    program can then be run, and no capability is needed to install it."""
-    if not program:
+def _filter_syscalls(program: _Program | None) -> None:
+    """Install the seccomp filter (nothing for None): two system calls. No new privileges first: no setuid program
+    can then be run, and no capability is needed to install it."""
+    if program is None:
         return
     _check(LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "forbidding new privileges")
-    code = ctypes.create_string_buffer(program, len(program))
-    fprog = _Program(len(program) // 8, ctypes.addressof(code))
-    _check(LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "installing the syscall filter")
+    _check(
+        LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), "installing the syscall filter"
+    )
 
 
 def _fresh_randomness(threads: int) -> None:
