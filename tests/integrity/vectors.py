@@ -1639,15 +1639,21 @@ if _os.fork() == 0:  # a server on an abstract unix socket, left behind to hand 
 _report["planted"].append("abstract socket")
 print("INTEGRITY-PLANT " + _json.dumps(_report))
 """
-HARVEST = """
-_report = {"found": []}
+# Runs what a harvester found, and notes where it was found.
+USE = """
 def _use(where, code):
     try:
         exec(code, globals())
         _report["found"].append(where)
     except Exception:
         pass
-_id = _libc.shmget(_KEY, 0, 0)
+"""
+HARVEST = (
+    """
+_report = {"found": []}
+"""
+    + USE
+    + """_id = _libc.shmget(_KEY, 0, 0)
 if _id >= 0:
     _address = _libc.shmat(_id, None, 0o10000)
     if _address not in (None, _ctypes.c_void_p(-1).value):
@@ -1669,6 +1675,7 @@ for _attempt in range(20):  # the planter may be graded at the same time, on the
         _time.sleep(0.25)
 print("INTEGRITY-HARVEST " + _json.dumps(_report))
 """
+)
 
 
 def plant(ctx: Context) -> None:
@@ -2174,15 +2181,12 @@ _said = _call(250, 1, b"integrity-ring")
 (_report["planted"] if _said == "ok" else _report["refused"]).append(["join", _said])
 print("INTEGRITY-KEYRING " + _json.dumps(_report))
 """
-KEYRING_HARVEST = """
+KEYRING_HARVEST = (
+    """
 _report = {"found": [], "listed": 0}
-def _use(where, code):
-    try:
-        exec(code, globals())
-        _report["found"].append(where)
-    except Exception:
-        pass
-_ids = []
+"""
+    + USE
+    + """_ids = []
 try:
     with open("/proc/keys") as _keys:
         _ids = [int(_line.split()[0], 16) for _line in _keys if _line.strip()]
@@ -2203,6 +2207,7 @@ for _key in _ids:
         _use(f"key {_key}", _buffer.raw[:_size].decode(errors="replace"))
 print("INTEGRITY-KEYS " + _json.dumps(_report))
 """
+)
 # Calls that reach the kernel's shared objects or another process; each made with arguments the kernel would
 # refuse or that change nothing, so that only the filter's EPERM (ENOSYS for clone3) says it was stopped first.
 FORBIDDEN_CALLS = """
@@ -2467,6 +2472,18 @@ def long_id(length: int) -> str:
     return ("v24-long-" + "x" * length)[:length]
 
 
+def contained(key: str, name: str, what: str, code: str, check: Callable[[Evidence, Course], list[str]]) -> Vector:
+    """A blank answer whose probe `code` tries to reach past its child; `check` says whether it got anywhere."""
+    return Vector(24, key, name, what, lambda ctx: with_code(ctx, code), kinds=("ok",), check=check)
+
+
+def long_id_vector(key: str, length: int, what: str) -> Vector:
+    """A full answer from a student id of `length` characters: intake refuses the id, clearly, and nothing else."""
+    build = lambda ctx: save(ctx, notebook(ctx, ctx.course.solution))  # noqa: E731
+    reason = f"{length} characters long"
+    return Vector(24, key, f"id_{length}", what, build, kinds=("error",), reason=reason, student_id=long_id(length))
+
+
 VECTORS += [
     Vector(
         24,
@@ -2478,59 +2495,47 @@ VECTORS += [
         kinds=("ok",),
         check=keyring_refused,
     ),
-    Vector(
-        24,
+    contained(
         "24b",
         "keyring_harvest",
         "a blank answer that runs whatever key /proc/keys, keyctl search or request_key finds",
-        lambda ctx: with_code(ctx, SYSCALLS + KEYRING_HARVEST),
-        kinds=("ok",),
-        check=no_key_found,
+        SYSCALLS + KEYRING_HARVEST,
+        no_key_found,
     ),
-    Vector(
-        24,
+    contained(
         "24c",
         "forbidden_calls",
         "bpf, perf_event_open, userfaultfd, io_uring, keyrings, namespaces, mount, ptrace, modules, kexec, clone3...",
-        lambda ctx: with_code(ctx, SYSCALLS + FORBIDDEN_CALLS),
-        kinds=("ok",),
-        check=calls_refused,
+        SYSCALLS + FORBIDDEN_CALLS,
+        calls_refused,
     ),
-    Vector(
-        24,
+    contained(
         "24d",
         "userns_limits",
         "a user namespace of its own, then a fresh tmpfs with 300 MiB in 12,000 files and 200 MiB of SysV shm",
-        lambda ctx: with_code(ctx, USERNS_LIMITS),
-        kinds=("ok",),
-        check=userns_bounded,
+        USERNS_LIMITS,
+        userns_bounded,
     ),
-    Vector(
-        24,
+    contained(
         "24e",
         "userns_programs",
         "util-linux's unshare, bubblewrap and a Python child asked for a user namespace",
-        lambda ctx: with_code(ctx, USERNS_PROGRAMS),
-        kinds=("ok",),
-        check=programs_refused,
+        USERNS_PROGRAMS,
+        programs_refused,
     ),
-    Vector(
-        24,
+    contained(
         "24f",
         "cgroup_peek",
         "looks for the host's control groups (every child's memory use), kernel and module settings",
-        lambda ctx: with_code(ctx, CGROUP_PEEK),
-        kinds=("ok",),
-        check=no_cgroup_seen,
+        CGROUP_PEEK,
+        no_cgroup_seen,
     ),
-    Vector(
-        24,
+    contained(
         "24g",
         "sysfs_walk",
         "walks /sys for anything beyond the processors' and memory nodes' topology",
-        lambda ctx: with_code(ctx, SYSFS_WALK),
-        kinds=("ok",),
-        check=sysfs_confined,
+        SYSFS_WALK,
+        sysfs_confined,
     ),
     Vector(
         24,
@@ -2552,36 +2557,9 @@ VECTORS += [
         kinds=("ok",),
         check=rendered_inert,
     ),
-    Vector(
-        24,
-        "24j",
-        "id_246_characters",
-        "a full answer from a student id of 246 characters (the ledger's temporary name passes 255 bytes)",
-        lambda ctx: save(ctx, notebook(ctx, ctx.course.solution)),
-        kinds=("error",),
-        reason="246 characters long",
-        student_id=long_id(246),
-    ),
-    Vector(
-        24,
-        "24k",
-        "id_129_characters",
-        "a full answer from a student id one character over the limit",
-        lambda ctx: save(ctx, notebook(ctx, ctx.course.solution)),
-        kinds=("error",),
-        reason="129 characters long",
-        student_id=long_id(129),
-    ),
-    Vector(
-        24,
-        "24l",
-        "id_255_characters",
-        "a full answer from a student id as long as a file name can be",
-        lambda ctx: save(ctx, notebook(ctx, ctx.course.solution)),
-        kinds=("error",),
-        reason="255 characters long",
-        student_id=long_id(255),
-    ),
+    long_id_vector("24j", 246, "the review's id: the ledger's temporary name passed 255 bytes"),
+    long_id_vector("24k", 129, "one character over the limit"),
+    long_id_vector("24l", 255, "as long as a file name can be"),
 ]
 
 
