@@ -1,9 +1,9 @@
 """The system calls a sandboxed child may make: an allow-list, compiled once per run into a seccomp BPF program.
 
-Compiled here, in the grader, with libseccomp (through `pyseccomp`, its ctypes bindings; Debian's libseccomp2),
-and handed to the warm server as bytes; each child installs it (grader.inside_sandbox.fork_server) after its own
-namespaces, files, user id and limits are set and before it runs anything of the student's, so installing it costs
-one system call. Everything the child starts inherits it.
+Compiled here, in the grader, with libseccomp (through `pyseccomp`, its ctypes bindings; Debian's libseccomp2), and
+handed to the warm server as bytes; each child installs it (grader.inside_sandbox.fork_server) after its own
+namespaces, files, user id and limits are set and before it runs anything of the student's: two prctl calls.
+Everything the child starts inherits it.
 
 The list is what a Python process running torch, numpy and IPython uses: files and folders, memory, processes and
 threads, signals, clocks, pipes and sockets, SysV and POSIX IPC. Anything else is refused with EPERM (clone3 with
@@ -11,8 +11,9 @@ ENOSYS, so that the C library falls back to clone, whose flags are checked), amo
 profile refuses: keyrings (add_key, keyctl, request_key), new namespaces (unshare, setns, clone with a CLONE_NEW*
 flag), mount and umount, pivot_root and chroot, bpf, perf_event_open, userfaultfd, io_uring, kernel modules and
 kexec, ptrace and reading or writing another process's memory, the clock, swap, reboot, quotas, and every
-personality but Linux's own. Sockets: only Unix, IPv4, IPv6 and routing netlink (inside the child's own network
-namespace, with loopback only).
+personality but Linux's own. Nor what a child does not need and could trouble the machine or the others with: sync
+and syncfs (flushing the host's disks), inotify (watching the files every child shares), Linux AIO. Sockets: only
+Unix, IPv4, IPv6 and routing netlink (inside the child's own network namespace, with loopback only).
 """
 
 from __future__ import annotations
@@ -23,22 +24,20 @@ from functools import cache
 
 FILES = """
 read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 lseek open openat openat2 creat close
-close_range dup dup2 dup3 fcntl flock fsync fdatasync sync syncfs sync_file_range truncate ftruncate fallocate
+close_range dup dup2 dup3 fcntl flock fsync fdatasync sync_file_range truncate ftruncate fallocate
 fadvise64 readahead stat fstat lstat newfstatat statx statfs fstatfs access faccessat faccessat2 readlink readlinkat
 getdents getdents64 getcwd chdir fchdir rename renameat renameat2 mkdir mkdirat rmdir unlink unlinkat link linkat
 symlink symlinkat chmod fchmod fchmodat chown fchown lchown fchownat umask utime utimes utimensat futimesat mknod
 mknodat getxattr lgetxattr fgetxattr listxattr llistxattr flistxattr setxattr lsetxattr fsetxattr removexattr
-lremovexattr fremovexattr ioctl sendfile splice tee vmsplice copy_file_range pipe pipe2 memfd_create
-inotify_init inotify_init1 inotify_add_watch inotify_rm_watch
+lremovexattr fremovexattr ioctl sendfile splice tee copy_file_range pipe pipe2 memfd_create
 """
 WAITING = """
 poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait epoll_pwait epoll_pwait2 eventfd eventfd2
 signalfd signalfd4 timerfd_create timerfd_settime timerfd_gettime futex futex_waitv
-io_setup io_destroy io_submit io_cancel io_getevents io_pgetevents
 """
 MEMORY = """
 brk mmap munmap mremap mprotect madvise mincore msync mlock mlock2 munlock mlockall munlockall membarrier
-get_mempolicy set_mempolicy mbind pkey_alloc pkey_free pkey_mprotect
+get_mempolicy set_mempolicy mbind
 """
 PROCESSES = """
 fork vfork execve execveat exit exit_group wait4 waitid kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo

@@ -65,8 +65,9 @@ code = (
     "print(r, ctypes.get_errno(), [x.split()[1] for x in open('/proc/self/status') if x.startswith('Seccomp:')][0])"
 )
 seen["process"] = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split()
-# syslog, acct, sethostname, and a number no kernel has
-seen["unlisted"] = [_call(103, 3, None, 0), _call(163, None), _call(170, b"x", 1), _call(999)]
+# syslog, acct, sethostname, sync, inotify_init1, io_setup, and a number no kernel has
+seen["unlisted"] = [_call(103, 3, None, 0), _call(163, None), _call(170, b"x", 1), _call(162), _call(294, 0)]
+seen["unlisted"] += [_call(206, 1, None), _call(999)]
 print("INTEGRITY-INHERITED " + _json.dumps(seen))
 """
 )
@@ -74,9 +75,10 @@ print("INTEGRITY-INHERITED " + _json.dumps(seen))
 
 def test_threads_processes_and_unlisted_calls(sandbox: Sandbox) -> None:
     """torch's threads, a thread of the student's and a process it starts are all filtered (mode 2); and calls on no
-    list at all (syslog, acct, sethostname, a number no kernel has) are refused: it is an allow-list."""
+    list at all (syslog, acct, sethostname, sync, inotify, Linux AIO, a number no kernel has) are refused: it is an
+    allow-list."""
     seen = printed(sandbox, INHERITED, "INHERITED")
     assert seen["thread"] == "2" and seen["key"] == os.strerror(errno.EPERM)
     assert seen["tasks"] == ["2"] and seen["count"] >= 2, seen
     assert seen["process"] == ["-1", str(errno.EPERM), "2"]
-    assert seen["unlisted"] == [os.strerror(errno.EPERM)] * 4
+    assert seen["unlisted"] == [os.strerror(errno.EPERM)] * 7
