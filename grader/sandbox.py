@@ -1,15 +1,16 @@
 """The grading sandbox: one warm fork server per grading run, inside bubblewrap, and the children it forks.
 
 Inside bubblewrap the server and its children see the Python installation and the virtual environment read-only,
-grader/inside_sandbox/ read-only, an empty /tmp, and one scratch folder; not this repository (solutions, tests,
-gradebook, other students' submissions), not the network (a network namespace of their own with no interface
-but loopback), not the host's processes (a PID namespace). Run as root, each child is also isolated from every
-other (see grader.inside_sandbox.fork_server): PID, IPC, mount, network and UTS namespaces of its own, whose end
-kills everything it started; one size-limited tmpfs for its home and /dev/shm; a user id of its own. Every
-child has resource limits (memory, CPU time, file size, disk, open files, processes) and the grader puts a
-wall-clock limit, by its own clock, on every cell and every notebook. Without bubblewrap the same server runs
-unconfined, with a warning. A server that dies or stops answering is a SandboxFailure (the grader's fault, never a
-student's): `restart` starts a new one.
+grader/inside_sandbox/ read-only, an empty /tmp, of /sys only the processors' and memory nodes' topology, and one
+scratch folder; not this repository (solutions, tests, gradebook, other students' submissions), not the network (a
+network namespace of their own with no interface but loopback), not the host's processes (a PID namespace), not the
+host's control groups. Every child runs under a syscall allow-list (grader.syscall_filter), bubblewrap or not. Run
+as root, each child is also isolated from every other (see grader.inside_sandbox.fork_server): PID, IPC, mount,
+network and UTS namespaces of its own, whose end kills everything it started; one size-limited tmpfs for its home
+and /dev/shm; a user id of its own. Every child has resource limits (memory, CPU time, file size, disk, open files,
+processes) and the grader puts a wall-clock limit, by its own clock, on every cell and every notebook. Without
+bubblewrap the same server runs unconfined, with a warning. A server that dies or stops answering is a
+SandboxFailure (the grader's fault, never a student's): `restart` starts a new one.
 """
 
 from __future__ import annotations
