@@ -15,6 +15,7 @@ SandboxFailure (the grader's fault, never a student's): `restart` starts a new o
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -128,7 +129,7 @@ class Sandbox:
         self.own_uids = self.confined and os.geteuid() == 0  # outside it, another uid could not read /root
         # Two runs at once (other work folders) never give two children one uid, nor one process count.
         self.uid_base = UID_BASE + (os.getpid() % UID_RUNS) * UID_BLOCK
-        self.syscall_filter = _syscall_filter()
+        self.syscall_filter = b""  # compiled while the first server imports torch (see _start)
         if self.confined:
             _check_visible_inside(Path(sys.prefix), Path(sys.base_prefix))
         self.scratch = run_dir / "scratch"
@@ -149,8 +150,6 @@ class Sandbox:
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._control.settimeout(CONTROL_SECONDS)
         program, writing = os.pipe()  # the syscall filter, read once by the server (a few KiB: the pipe holds it)
-        os.write(writing, self.syscall_filter)
-        os.close(writing)
         scratch = SCRATCH_INSIDE if self.confined else str(self.scratch)
         command = [sys.executable, "-m", "fork_server", str(theirs.fileno()), str(program), scratch, *PRELOAD]
         if self.confined:
@@ -166,9 +165,16 @@ class Sandbox:
                     env=self.environment,
                     cwd=scratch if not self.confined else None,
                 )
+        except BaseException:
+            os.close(writing)
+            raise
         finally:
             os.close(program)
         theirs.close()
+        # Sent while the server imports; one that died already is found out by the first request (SandboxFailure).
+        with contextlib.suppress(BrokenPipeError), open(writing, "wb", buffering=0) as sending:
+            self.syscall_filter = self.syscall_filter or _syscall_filter()
+            sending.write(self.syscall_filter)
         self.generation += 1
         for source in self.warm_ups:
             self._exchange({"op": "warm", "source": source})
