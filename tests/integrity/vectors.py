@@ -2289,7 +2289,7 @@ _report = {}
 for _name, _command in {
     "unshare": ["unshare", "--user", "--map-root-user", "--mount", "true"],
     "bwrap": ["bwrap", "--unshare-user", "--ro-bind", "/", "/", "true"],
-    "python": ["python", "-c", "import os; os.unshare(os.CLONE_NEWUSER) if hasattr(os, 'unshare') else exit(3)"],
+    "python": ["python", "-c", "import ctypes, sys; sys.exit(ctypes.CDLL(None).unshare(0x10000000) & 0xFF)"],
 }.items():
     try:
         _report[_name] = _subprocess.run(_command, capture_output=True, timeout=20).returncode
@@ -2335,7 +2335,7 @@ _publish(
     {{"image/png": "{PNG}", "text/plain": "x"}},
     metadata={{"filenames": {{"image/png": "javascript:alert(4)"}}, "unconfined": "x onload=alert(5)"}},
 )
-_publish({{"image/png": "{PNG}"}}, metadata={{"image/png": {{"needs_background": "light\\\\" onload=\\\\"alert(6)"}}}})
+_publish({{"image/png": "{PNG}"}}, metadata={{"image/png": {{"needs_background": "light\\" onload=\\"alert(6)"}}}})
 _publish({{"text/html": "<b>fine</b>"}}, metadata={{"text/html": {{"isolated": "<script>alert(7)</script>"}}}})
 
 
@@ -2376,6 +2376,20 @@ def hostile_attachments(ctx: Context) -> None:
 def keyring_plant(ctx: Context) -> None:
     answers = "\n\n".join(ctx.course.solution.values())
     with_code(ctx, SYSCALLS + f"_ANSWERS = {answers!r}\n" + KEYRING_PLANT, answers=ctx.course.solution)
+
+
+def shown_inert(images: int) -> Callable[[Evidence, Course], list[str]]:
+    """A check: the autograded notebook shows at least `images` images (the hostile parts ran, and were shown), and
+    rendered it carries no script (rendered_inert)."""
+
+    def check(evidence: Evidence, course: Course) -> list[str]:
+        cells = evidence.notebook.cells if evidence.notebook is not None else []
+        shown_parts = [cell.source if cell.cell_type == "markdown" else cell.get("outputs", []) for cell in cells]
+        shown = json.dumps(shown_parts).count("iVBORw0KGgo")  # a PNG, in base64
+        problems = [] if shown >= images else [f"{shown} image(s) shown, not {images}: the cell did not run"]
+        return problems + rendered_inert(evidence, course)
+
+    return check
 
 
 def rendered_inert(evidence: Evidence, course: Course) -> list[str]:
@@ -2545,7 +2559,7 @@ VECTORS += [
         with_metadata_script,
         deserved="full",
         kinds=("ok",),
-        check=rendered_inert,
+        check=shown_inert(5),
     ),
     Vector(
         24,
@@ -2555,7 +2569,7 @@ VECTORS += [
         hostile_attachments,
         deserved="full",
         kinds=("ok",),
-        check=rendered_inert,
+        check=shown_inert(1),
     ),
     long_id_vector("24j", 246, "the review's id: the ledger's temporary name passed 255 bytes"),
     long_id_vector("24k", 129, "one character over the limit"),
