@@ -2358,6 +2358,7 @@ HOSTILE_ATTACHMENTS = {
 HOSTILE_MARKDOWN = (
     "![a](attachment:shot.png) ![b](attachment:page.html) ![c](attachment:vector.svg)\n"
     '[link](attachment:page.html) <img src="attachment:list.png" onerror="alert(4)"> ![d](attachment:none.png)\n'
+    '![q](<attachment:quote".png>)\n'
 )
 
 
