@@ -19,6 +19,8 @@ import hashlib
 import json
 import logging
 import os
+import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -173,11 +175,24 @@ def autograde(
                         futures[grade(student, print_)] = (student, print_, attempt + 1)
                         continue
                     if final:  # an outcome the grader's own failure caused is not final: a re-run grades it
-                        ledger.write(outcome)
+                        record(ledger, outcome)
                     outcomes[outcome.student] = outcome
                     if on_outcome:
                         on_outcome(outcome)
     return [outcomes[student] for student in plan.students]
+
+
+def record(ledger: Ledger, outcome: Outcome) -> None:
+    """Write an outcome to the ledger; where it cannot be written, say so and go on (the next run grades that
+    submission again): the grader's bookkeeping never stops a batch."""
+    try:
+        ledger.write(outcome)
+    except OSError as error:
+        print(
+            f"{printable(outcome.student)}: the grading ledger could not record this outcome, run again to grade it "
+            f"({type(error).__name__}: {printable(str(error))})",
+            file=sys.stderr,
+        )
 
 
 def prepare(
@@ -208,7 +223,7 @@ def reject(assignment: str, student: str, reason: str, work_dir: Path, db_url: s
     ready_nbgrader()
     _award_nothing(db_url or default_db_url(work_dir), assignment, student)
     outcome = Outcome(student, assignment, f"error: {reason}", 0.0, 0.0, "")
-    Ledger(work_dir / "grading_status" / assignment).write(outcome)
+    record(Ledger(work_dir / "grading_status" / assignment), outcome)
     return outcome
 
 
@@ -388,28 +403,45 @@ def fingerprint(folder: Path) -> str:
 
 
 class Ledger:
-    """One small JSON file per graded submission, written after its grades are in the gradebook."""
+    """One small JSON file per graded submission, written after its grades are in the gradebook.
+
+    A record is named after its student, `<student>.json`; an id too long for that (one rejected at intake) is
+    shortened and given a digest of itself, so that every name fits the file system's 255 bytes.
+    """
+
+    NAME_LIMIT = 128  # characters of a student id used as they are in a record's name
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
+    def path(self, student: str) -> Path:
+        """The record of `student`."""
+        if len(os.fsencode(student)) <= self.NAME_LIMIT:
+            return self.folder / f"{student}.json"
+        digest = hashlib.sha256(os.fsencode(student)).hexdigest()[:16]
+        return self.folder / f"{student[:64]}~{digest}.json"  # "~" is in no accepted id
+
     def read(self, student: str) -> Outcome | None:
-        path = self.folder / f"{student}.json"
-        try:
-            return Outcome(**json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError):
-            return None
+        outcome = _outcome_in(self.path(student))
+        return outcome if outcome is not None and outcome.student == student else None
 
     def outcomes(self) -> list[Outcome]:
         """Every outcome the ledger holds, by student."""
-        found = (self.read(record.stem) for record in sorted(self.folder.glob("*.json")))
-        return [outcome for outcome in found if outcome]
+        found = (_outcome_in(record) for record in self.folder.glob("*.json"))
+        return sorted((outcome for outcome in found if outcome), key=lambda outcome: outcome.student)
 
     def write(self, outcome: Outcome) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        scratch = self.folder / f".{outcome.student}.json.tmp"
-        scratch.write_text(json.dumps(asdict(outcome)), encoding="utf-8")
-        scratch.replace(self.folder / f"{outcome.student}.json")  # atomic: a kill never leaves half a record
+        with tempfile.NamedTemporaryFile("w", dir=self.folder, prefix=".", suffix=".tmp", delete=False) as scratch:
+            scratch.write(json.dumps(asdict(outcome)))
+        Path(scratch.name).replace(self.path(outcome.student))  # atomic: a kill never leaves half a record
+
+
+def _outcome_in(path: Path) -> Outcome | None:
+    try:
+        return Outcome(**json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def ledger_outcomes(work_dir: Path) -> list[Outcome]:

@@ -21,7 +21,7 @@ from distributed import Client, as_completed
 from nbgrader.api import Gradebook
 from traitlets.config import Config
 
-from grader.autograde import Ledger, Outcome, Plan, _award_nothing, _outcome_of
+from grader.autograde import Ledger, Outcome, Plan, _award_nothing, _outcome_of, record
 from grader.cluster_worker import Graded, Submission, WarmSandbox, course_digest, grade_submission
 from grader.course import CourseError, nbgrader_config
 from grader.nbgrader_setup import ready_nbgrader
@@ -80,7 +80,7 @@ def autograde_on_cluster(
             future.release()  # its result lives on a worker: let it go, so a lost worker never recomputes it
             outcome = _record(graded, config)
             if graded.final:
-                ledger.write(outcome)
+                record(ledger, outcome)
             outcomes[outcome.student] = outcome
             if on_outcome:
                 on_outcome(outcome)

@@ -23,8 +23,10 @@ from grader.course import CourseError, assignment_names, relative, solutions
 from grader.escaping import printable
 from grader.notebooks import assignment_notebooks
 
-# A student id names a folder: letters, digits, ".", "-" and "_", not starting with a dot.
+# A student id names a folder: letters, digits, ".", "-" and "_", not starting with a dot; at most ID_LIMIT of them
+# (nbgrader's gradebook keeps 128), so that every file name made from one fits the file system's 255 bytes.
 STUDENT_ID = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+ID_LIMIT = 128
 # In file names "_" separates the id from the rest: the id is the leading token of the first path component
 # (Canvas: alice_1234_ex01.ipynb; Moodle-like folders: alice_1234_assignsubmission_file/ex01.ipynb).
 NAMED_REGEXP = r"^(?P<student_id>[A-Za-z0-9][A-Za-z0-9.-]*)(?:_[^/]*)?(?:/.*)?(?P<file_id>\.ipynb)$"
@@ -86,6 +88,10 @@ def _from_nbgrader_folder(source: Path, assignments: list[str], submitted: Path)
             if not re.fullmatch(STUDENT_ID, student):
                 intake.skipped.append(f"{folder}: '{printable(student)}' is not a usable student id")
                 continue
+            if len(student) > ID_LIMIT:
+                intake.rejected[student] = _too_long(student)
+                shutil.rmtree(submitted / student / assignment, ignore_errors=True)  # an older upload is not this one
+                continue
             intake.students.add(student)
             try:
                 notebooks, passed_over = _notebooks_in(folder)
@@ -133,6 +139,13 @@ def _store(notebooks: list[Path], target: Path) -> None:
         shutil.copyfile(notebook, target / notebook.name, follow_symlinks=False)
 
 
+def _too_long(student: str) -> str:
+    return (
+        f"the upload could not be taken in: the student id is {len(student)} characters long; at most {ID_LIMIT} are"
+        " allowed (rename the upload)"
+    )
+
+
 def _why(error: BaseException) -> str:
     if isinstance(error, ArchiveError):
         return str(error)
@@ -152,7 +165,7 @@ def _from_archive(archive: Path, assignment: str, submitted: Path) -> Intake:
     for student in rejected:
         shutil.rmtree(submitted / student / assignment, ignore_errors=True)  # an older upload is not this one
     intake.skipped += skipped
-    intake.rejected = rejected
+    intake.rejected |= rejected
     return intake
 
 
@@ -169,6 +182,9 @@ def _unpack_class(archive: Path, root: Path) -> tuple[dict[str, str], list[str]]
         for member in members(archive, CAPS):
             owner = _owner(member.name)
             if owner in rejected or not (member.problem or _wanted(member.name)):
+                continue
+            if owner is not None and len(owner) > ID_LIMIT:
+                rejected[owner] = _too_long(owner)
                 continue
             try:
                 _extract(member, root, budgets.setdefault(owner, Budget(CAPS)), depth=0)
@@ -242,7 +258,11 @@ def _collect(
             intake.skipped.append(f"{shown}: no student id in the name (expected <student>.ipynb or <student>_*)")
             continue
         student = match["student_id"]
-        if student in rejected:
+        if student in rejected or student in intake.rejected:
+            continue
+        if len(student) > ID_LIMIT:
+            intake.rejected[student] = _too_long(student)
+            shutil.rmtree(submitted / student / assignment, ignore_errors=True)  # an older upload is not this one
             continue
         if student in intake.students:
             intake.skipped.append(f"{shown}: a second notebook for student '{student}'; the first one is kept")

@@ -1,19 +1,22 @@
 """The grading sandbox: one warm fork server per grading run, inside bubblewrap, and the children it forks.
 
 Inside bubblewrap the server and its children see the Python installation and the virtual environment read-only,
-grader/inside_sandbox/ read-only, an empty /tmp, and one scratch folder; not this repository (solutions, tests,
-gradebook, other students' submissions), not the network (a network namespace of their own with no interface
-but loopback), not the host's processes (a PID namespace). Run as root, each child is also isolated from every
-other (see grader.inside_sandbox.fork_server): PID, IPC, mount, network and UTS namespaces of its own, whose end
-kills everything it started; one size-limited tmpfs for its home and /dev/shm; a user id of its own. Every
-child has resource limits (memory, CPU time, file size, disk, open files, processes) and the grader puts a
-wall-clock limit, by its own clock, on every cell and every notebook. Without bubblewrap the same server runs
-unconfined, with a warning. A server that dies or stops answering is a SandboxFailure (the grader's fault, never a
-student's): `restart` starts a new one.
+grader/inside_sandbox/ read-only, an empty /tmp, of /sys only the processors' and memory nodes' topology, and one
+scratch folder; not this repository (solutions, tests, gradebook, other students' submissions), not the network (a
+network namespace of their own with no interface but loopback), not the host's processes (a PID namespace), not the
+host's control groups. Every child runs under a syscall allow-list (grader.syscall_filter), bubblewrap or not. Run
+as root, each child is also isolated from every other (see grader.inside_sandbox.fork_server): PID, IPC, mount,
+network and UTS namespaces of its own, whose end kills everything it started; one size-limited tmpfs for its home
+and /dev/shm; a user id of its own. Every child has resource limits (memory, CPU time, file size, disk, open files,
+processes) and the grader puts a wall-clock limit, by its own clock, on every cell and every notebook. Without
+bubblewrap the same server runs unconfined, with a warning. A server that dies or stops answering is a
+SandboxFailure (the grader's fault, never a student's): `restart` starts a new one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -30,13 +33,21 @@ from pathlib import Path
 
 from grader.inside_sandbox import framing
 from grader.memory_cgroup import make_run_cgroup, remove_run_cgroup
+from grader.syscall_filter import compiled as compiled_syscall_filter
 
 INSIDE = Path(__file__).resolve().parent / "inside_sandbox"
 PRELOAD = ["numpy", "numpy.random", "torch", "torch.nn", "IPython"]
 KERNEL_CHOICE = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS")  # passed on to the server and every child
 UID_BASE = 1_500_000  # far above any account's or subordinate range
-UID_RUNS = 4096  # children of one run take uids from a block of UID_BLOCK of their own, picked by the run's pid
+UID_RUNS = 4096  # the children of one process take uids from a block of UID_BLOCK of their own, picked by its pid
 UID_BLOCK = 1 << 16
+# Every sandbox of this process (a grading run's, the Formgrader's one per notebook, a Dask worker's) numbers its
+# children's uids from this one counter: no two children of the process ever share a uid.
+_CHILD_UIDS = itertools.count(1)
+_CHILD_UIDS_LOCK = threading.Lock()
+# What of the host's /sys a child sees: the processors and memory nodes (torch and OpenMP read their topology),
+# nothing else (no control group, so nothing of another child or of the host's other work).
+SYS_SEEN = ("/sys/devices/system/cpu", "/sys/devices/system/node")
 MOUNTED_INSIDE, SCRATCH_INSIDE, CGROUP_INSIDE = "/opt/grader", "/scratch", "/opt/cgroup"
 CONTROL_PACKET = 1 << 16  # the largest request or reply on the control socket (see fork_server)
 CONTROL_SECONDS = 60.0  # a server that takes longer to answer a request is unhealthy
@@ -119,6 +130,7 @@ class Sandbox:
         self.own_uids = self.confined and os.geteuid() == 0  # outside it, another uid could not read /root
         # Two runs at once (other work folders) never give two children one uid, nor one process count.
         self.uid_base = UID_BASE + (os.getpid() % UID_RUNS) * UID_BLOCK
+        self.syscall_filter = b""  # compiled while the first server imports torch (see _start)
         if self.confined:
             _check_visible_inside(Path(sys.prefix), Path(sys.base_prefix))
         self.scratch = run_dir / "scratch"
@@ -138,21 +150,32 @@ class Sandbox:
         """Start a warm server (the caller holds the lock, or nothing else uses the sandbox yet)."""
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._control.settimeout(CONTROL_SECONDS)
+        program, writing = os.pipe()  # the syscall filter, read once by the server (a few KiB: the pipe holds it)
         scratch = SCRATCH_INSIDE if self.confined else str(self.scratch)
-        command = [sys.executable, "-m", "fork_server", str(theirs.fileno()), scratch, *PRELOAD]
+        command = [sys.executable, "-m", "fork_server", str(theirs.fileno()), str(program), scratch, *PRELOAD]
         if self.confined:
             command = self._bubblewrap() + command
-        with open(self.scratch.parent / "sandbox.log", "ab") as log:
-            self._process = subprocess.Popen(
-                command,
-                pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                env=self.environment,
-                cwd=scratch if not self.confined else None,
-            )
+        try:
+            with open(self.scratch.parent / "sandbox.log", "ab") as log:
+                self._process = subprocess.Popen(
+                    command,
+                    pass_fds=[theirs.fileno(), program],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    env=self.environment,
+                    cwd=scratch if not self.confined else None,
+                )
+        except BaseException:
+            os.close(writing)
+            raise
+        finally:
+            os.close(program)
         theirs.close()
+        # Sent while the server imports; one that died already is found out by the first request (SandboxFailure).
+        with contextlib.suppress(BrokenPipeError), open(writing, "wb", buffering=0) as sending:
+            self.syscall_filter = self.syscall_filter or _syscall_filter()
+            sending.write(self.syscall_filter)
         self.generation += 1
         for source in self.warm_ups:
             self._exchange({"op": "warm", "source": source})
@@ -170,8 +193,12 @@ class Sandbox:
     def _bubblewrap(self) -> list[str]:
         command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc"]
         command += ["--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        for system in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/sys"):
+        for system in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"):
             command += ["--ro-bind-try", system, system]
+        for folder in ("/sys", "/sys/devices", "/sys/devices/system"):  # made by bwrap, readable by a child's uid
+            command += ["--perms", "0755", "--dir", folder]
+        for seen in SYS_SEEN:
+            command += ["--ro-bind-try", seen, seen]
         for python in dict.fromkeys([sys.base_prefix, sys.prefix]):
             for folder in reversed(Path(python).parents[:-1]):  # made by bwrap, readable by a child's uid
                 command += ["--perms", "0755", "--dir", str(folder)]
@@ -229,7 +256,7 @@ class Sandbox:
         with self._lock:
             self._count += 1
             number, generation = self._count, self.generation
-        uid = self.uid_base + number % UID_BLOCK if self.own_uids else None
+        uid = self.uid_base + _next_child_uid() % UID_BLOCK if self.own_uids else None
         environment = {**self.environment, **(env or {})}
         request = {"op": "spawn", "id": number, "uid": uid, "threads": self.threads, "env": environment}
         request |= {"isolate": self.own_uids, "limits": self.limits.for_child(uid is not None)}
@@ -293,6 +320,24 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _next_child_uid() -> int:
+    with _CHILD_UIDS_LOCK:
+        return next(_CHILD_UIDS)
+
+
+def _syscall_filter() -> bytes:
+    """The children's syscall filter (grader.syscall_filter), compiled; empty, with a warning, where libseccomp is
+    missing (the children then run without one)."""
+    try:
+        return compiled_syscall_filter()
+    except (ImportError, RuntimeError, OSError) as error:
+        warnings.warn(
+            f"no syscall filter for the grading children ({error}): install the Debian package libseccomp2",
+            stacklevel=3,
+        )
+        return b""
 
 
 def _check_visible_inside(*pythons: Path) -> None:

@@ -17,6 +17,7 @@ from grader.common_mistakes import UNGRADED, Mistake, tally
 from grader.course import default_db_url
 from grader.gradebook import cell_scores
 from grader.sample_class import scripted_assignments, scripted_students, write_class
+from grader.sandbox import start_sandbox
 from tests.conftest import REPO, grader
 
 ASSIGNMENTS = scripted_assignments()
@@ -28,6 +29,16 @@ class GradedClass:
     work_dir: Path
     expected: dict[str, dict[str, float]]
     outcomes: list[Outcome]
+    filtered: str  # what a child of the sandbox that graded the class says of its syscall filter
+
+
+# A child's filter mode, and what an unlisted call (add_key) gets.
+FILTER_PROBE = """
+import ctypes, os
+_libc = ctypes.CDLL(None, use_errno=True)
+_refused = _libc.syscall(248, b"user", b"k", b"v", 1, -3) < 0 and ctypes.get_errno()
+[line.split()[1] for line in open("/proc/self/status") if line.startswith("Seccomp:")] + [os.strerror(_refused)]
+"""
 
 
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
@@ -35,8 +46,11 @@ def graded_class(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     assignment = request.param
     work_dir = tmp_path_factory.mktemp(assignment)
     expected = write_class(assignment, work_dir / "submitted")
-    outcomes = autograde(plan(assignment, work_dir), work_dir, workers=2)
-    return GradedClass(assignment, work_dir, expected, outcomes)
+    with start_sandbox(work_dir, 2) as sandbox:
+        outcomes = autograde(plan(assignment, work_dir), work_dir, workers=2, sandbox=sandbox)
+        with sandbox.child() as child:
+            filtered = next(o for o in child.run(FILTER_PROBE)["outputs"] if o["output_type"] == "execute_result")
+    return GradedClass(assignment, work_dir, expected, outcomes, filtered["data"]["text/plain"])
 
 
 def test_every_assignment_has_scripted_students() -> None:
@@ -70,6 +84,10 @@ def test_class_scores_exactly_as_expected(graded_class: GradedClass) -> None:
     for outcome in graded_class.outcomes:
         assert outcome.status == "ok"
         assert outcome.score == sum(graded_class.expected[outcome.student].values())
+
+
+def test_the_class_was_graded_under_the_syscall_filter(graded_class: GradedClass) -> None:
+    assert graded_class.filtered == "['2', 'Operation not permitted']"
 
 
 def test_a_second_run_grades_nothing_again(graded_class: GradedClass) -> None:

@@ -310,3 +310,31 @@ def test_a_flat_folder_passes_over_a_named_pipe(tmp_path: Path) -> None:
     intake = take_in(incoming, "ex01_slots", tmp_path / "submitted")
     assert _layout(tmp_path / "submitted") == ["alice/ex01_slots/ex01_slots.ipynb"]
     assert any("mallory.ipynb: a symbolic link or special file" in line for line in intake.skipped)
+
+
+def test_a_student_id_too_long_rejects_only_that_student_in_every_form(tmp_path: Path) -> None:
+    """Ids are bounded at intake (every file name made from one then fits): a longer one is its student's clear
+    error, in an archive (named by the file or by a folder) and in an nbgrader-style folder; the others come in."""
+    from grader.intake import ID_LIMIT
+
+    long, longer = "a" * (ID_LIMIT + 1), "b" * 246
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("alice_1.ipynb", NOTEBOOK)
+        zipped.writestr(f"{long}.ipynb", NOTEBOOK)
+        zipped.writestr(f"{longer}_1/ex01.ipynb", NOTEBOOK)
+        zipped.writestr(f"{'c' * ID_LIMIT}_2.ipynb", NOTEBOOK)
+    intake = take_in(archive, "ex01_slots", tmp_path / "submitted")
+    assert intake.students == {"alice", "c" * ID_LIMIT}
+    assert set(intake.rejected) == {long, longer}
+    assert intake.rejected[longer] == (
+        "the upload could not be taken in: the student id is 246 characters long; at most 128 are allowed"
+        " (rename the upload)"
+    )
+    folders = tmp_path / "in"
+    for student in ("dave", longer):
+        (folders / student / "ex01_slots").mkdir(parents=True)
+        (folders / student / "ex01_slots" / "ex01_slots.ipynb").write_text(NOTEBOOK)
+    intake = take_in(folders, None, tmp_path / "submitted2")
+    assert intake.students == {"dave"} and list(intake.rejected) == [longer]
+    assert _layout(tmp_path / "submitted2") == ["dave/ex01_slots/ex01_slots.ipynb"]

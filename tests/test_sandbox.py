@@ -14,6 +14,7 @@ import pytest
 from grader.course import solutions
 from grader.notebooks import assignment_notebooks, read_notebook
 from grader.sandbox import CellTimeout, ChildDied, Limits, Sandbox, bubblewrap_available, transformed_cells
+from tests.integrity.vectors import PNG
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,6 +59,27 @@ def test_outputs_are_those_a_kernel_sends(sandbox: Sandbox) -> None:
     assert [(o["name"], o["text"]) for o in streams["outputs"]] == [("stdout", "out\n"), ("stderr", "err\n")]
     assert not error["success"] and error["outputs"][0]["ename"] == "NameError"
     assert shown["outputs"][0]["data"]["text/html"] == "<b>b</b>"
+
+
+def test_images_are_sent_in_base64_as_a_kernel_sends_them(sandbox: Sandbox) -> None:
+    """IPython Images, with and without a size, and a `_repr_png_` with metadata: shown (their PNG bytes in base64),
+    not an UnsendableOutput in place of every output of the cell."""
+    [reply] = run(
+        sandbox,
+        "import base64\nfrom IPython.display import Image, display\n"
+        f"png = base64.b64decode({PNG!r})\n"
+        "display(Image(png, width=40, height=30))\n"
+        "display(Image(png))\n"
+        "class Picture:\n    def _repr_png_(self):\n        return png, {'width': 3}\nPicture()",
+    )
+    shown = [
+        (o["output_type"], o.get("data", {}).get("image/png", "")[:10], o.get("metadata")) for o in reply["outputs"]
+    ]
+    assert shown == [
+        ("display_data", PNG[:10], {"image/png": {"width": 40, "height": 30}}),
+        ("display_data", PNG[:10], {}),
+        ("execute_result", PNG[:10], {"image/png": {"width": 3}}),
+    ], reply["outputs"]
 
 
 def test_each_child_starts_fresh(sandbox: Sandbox) -> None:

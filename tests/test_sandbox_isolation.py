@@ -238,3 +238,12 @@ def _wait_until_ended(processes: list[psutil.Process], seconds: float = 10) -> l
         if not running or time.monotonic() > deadline:
             return running
         time.sleep(0.05)
+
+
+def test_no_two_sandboxes_of_one_process_give_a_uid_twice(sandbox: Sandbox, tmp_path: Path) -> None:
+    """The Formgrader starts a sandbox per notebook and a Dask worker keeps its own: all of one process's sandboxes
+    number their children's uids from one counter, so no child of one ever has the uid of a child of another (a
+    uid's keyrings, process count and files would be shared)."""
+    with Sandbox(tmp_path, limits=Limits(cell_seconds=20)) as other:
+        uids = [in_child(running, "import os\nos.getuid()") for running in (sandbox, other, sandbox, other)]
+    assert len(set(uids)) == 4, uids

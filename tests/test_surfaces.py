@@ -165,3 +165,150 @@ def test_submitted_html_and_markdown_past_the_budget_are_notes_not_cleaned(tmp_p
         "text/plain": f"[an HTML or markdown output of {len(dense)} characters, too long to show]"
     }
     assert long.source == f"*[{len(dense)} characters of markdown]*"
+
+
+def _rendered_attributes(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
+    """Every attribute of every element of the notebook rendered with nbconvert's classic and lab templates (the
+    Formgrader's and the feedback's), as (element, attribute, value)."""
+    import copy
+
+    from bs4 import BeautifulSoup
+    from nbconvert import HTMLExporter
+
+    found = []
+    for template in ("classic", "lab"):
+        page, _ = HTMLExporter(template_name=template).from_notebook_node(copy.deepcopy(nb))
+        for element in BeautifulSoup(page, "html.parser").find_all(True):
+            found += [
+                (element.name, name, " ".join(value) if isinstance(value, list) else value)
+                for name, value in element.attrs.items()
+            ]
+    return found
+
+
+def test_output_metadata_passes_an_allow_list() -> None:
+    """Only whole-number widths and heights of images are kept: no attribute, source or flag reaches the page."""
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from grader.sanitize import SanitizeSubmission
+    from tests.integrity.vectors import PNG
+
+    outputs = [
+        new_output("display_data", data={"image/png": PNG}, metadata={"width": "1 onerror=alert(1)", "height": 30}),
+        new_output(
+            "display_data", data={"image/png": PNG}, metadata={"filenames": {"image/png": "javascript:alert(2)"}}
+        ),
+        new_output(
+            "display_data", data={"image/jpeg": PNG}, metadata={"image/jpeg": {"width": 40, "height": True}, "width": 9}
+        ),
+        new_output(
+            "display_data", data={"image/png": PNG}, metadata={"image/png": {"needs_background": 'light" onload="x'}}
+        ),
+        new_output(
+            "execute_result",
+            data={"text/html": "<b>ok</b>"},
+            metadata={"text/html": {"isolated": True}},
+            execution_count=1,
+        ),
+    ]
+    cleaned, _ = SanitizeSubmission().preprocess(new_notebook(cells=[new_code_cell("1", outputs=outputs)]), {})
+    kept = [output["metadata"] for output in cleaned.cells[0].outputs]
+    assert kept == [{"image/png": {"height": 30}}, {}, {"image/jpeg": {"width": 40}}, {}, {}]
+    attributes = _rendered_attributes(cleaned)
+    assert not [a for a in attributes if a[1].startswith("on") or "javascript:" in a[2]], attributes
+    assert ("img", "height", "30") in attributes and ("img", "width", "40") in attributes
+
+
+def test_pasted_images_render_and_other_attachments_show_as_their_names() -> None:
+    """A screenshot pasted into a markdown cell (a cell attachment) is shown inline; an attachment of any other kind,
+    one missing, or one whose data is not base64 shows only its alt text; nothing of it becomes script."""
+    from nbformat.v4 import new_markdown_cell, new_notebook
+
+    from grader.sanitize import SanitizeSubmission
+    from tests.integrity.vectors import GIF, HOSTILE_ATTACHMENTS, HOSTILE_MARKDOWN, PNG
+
+    honest = new_markdown_cell(
+        "![image.png](attachment:image.png) ![gif](<attachment:my anim.gif>) ![x](attachment:gone.png)"
+    )
+    honest["attachments"] = {"image.png": {"image/png": PNG}, "my anim.gif": {"image/gif": GIF}}
+    hostile = new_markdown_cell(HOSTILE_MARKDOWN)
+    hostile["attachments"] = HOSTILE_ATTACHMENTS
+    cleaned, _ = SanitizeSubmission().preprocess(new_notebook(cells=[honest, hostile]), {})
+    shown, inert = cleaned.cells
+    assert f'<img src="data:image/png;base64,{PNG}" alt="image.png">' in shown.source
+    assert f'<img src="data:image/gif;base64,{GIF}" alt="gif">' in shown.source
+    assert '<img alt="x">' in shown.source.replace("  ", " ")
+    assert "attachments" not in shown and "attachments" not in inert
+    sources = [value for _, name, value in _rendered_attributes(cleaned) if name in ("src", "href")]
+    assert all(
+        not value.startswith("data:") or value.startswith(("data:image/png;", "data:image/gif;")) for value in sources
+    )
+    assert not [a for a in _rendered_attributes(cleaned) if a[1].startswith("on")]
+    assert "alert(2)" not in inert.source and "<script" not in inert.source
+
+
+def test_a_cell_that_cannot_be_cleaned_is_a_note_and_costs_nothing(monkeypatch) -> None:
+    """Whatever fails while one cell is cleaned, that cell's submitted text is replaced by a note; the notebook and
+    its other cells are cleaned as usual."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    import grader.sanitize
+    from grader.sanitize import SanitizeSubmission
+
+    def broken(source: str) -> str:
+        raise ValueError("the renderer failed")
+
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("*some* markdown"),
+            new_code_cell("1", outputs=[new_output("display_data", data={"text/markdown": "*x*", "text/plain": "x"})]),
+            new_code_cell("2", outputs=[new_output("stream", name="stdout", text="fine\n")]),
+        ]
+    )
+    monkeypatch.setattr(grader.sanitize, "markdown2html", broken)
+    cleaned, _ = SanitizeSubmission().preprocess(nb, {})
+    markdown, rich, plain = cleaned.cells
+    assert markdown.source == "*[this cell's content could not be shown safely (ValueError)]*"
+    assert rich.outputs[0]["text"].startswith("[this cell's content could not be shown safely")
+    assert plain.outputs == nb.cells[2].outputs
+
+
+def test_the_ledger_names_fit_and_a_record_that_cannot_be_written_stops_nothing(tmp_path: Path, capsys) -> None:
+    """A record's file name fits the file system whatever the id (up to 255 characters, the longest a folder can
+    be named); where the ledger cannot be written at all, the grader says so and goes on."""
+    from grader.autograde import Ledger, Outcome, record
+
+    ledger = Ledger(tmp_path / "ledger")
+    ids = ["a" * 128, "b" * 129, "c" * 246, "d" * 255]
+    for student in ids:
+        record(ledger, Outcome(student, ASSIGNMENT, "ok", 1.0, 2.0, "f"))
+    assert [ledger.read(student).student for student in ids] == ids
+    assert [o.student for o in ledger.outcomes()] == ids
+    assert max(len(p.name) for p in ledger.folder.iterdir()) <= 133 and not list(ledger.folder.glob(".*"))
+    blocked = Ledger(tmp_path / "a-file")
+    blocked.folder.write_text("not a folder")
+    record(blocked, Outcome("ana", ASSIGNMENT, "ok", 1.0, 2.0, "f"))
+    assert "ana: the grading ledger could not record this outcome, run again to grade it" in capsys.readouterr().err
+
+
+def test_an_archive_with_a_student_id_too_long_grades_everyone_else(tmp_path: Path) -> None:
+    """The review's LMS archive: a 246-character student id beside an honest student. The run ends normally, the
+    honest student is graded, the long id is its own clear error in the terminal, the ledger and grades.csv."""
+    honest = tmp_path / "honest.ipynb"
+    nbformat.write(_solved(), honest)
+    long = "z" * 246
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(honest, f"ana_1_{ASSIGNMENT}.ipynb")
+        zipped.write(honest, f"{long}.ipynb")
+    work = tmp_path / "work"
+    for _run in range(2):  # and again: nothing of the first run stops the second
+        run = grader_process("autograde", str(archive), "--assignment", ASSIGNMENT, "--work", str(work))
+        assert run.returncode == 0, run.stderr
+        rows = {line.split()[0]: line for line in run.stdout.splitlines()[1:-1]}
+        assert rows["ana"].split()[2:6] == ["12", "/", "12", "ok"]
+        assert "error: the upload could not be taken in: the student id is 246 characters long" in rows[long]
+    report = grader_process("report", "--work", str(work), "--out", str(tmp_path / "out"))
+    with (tmp_path / "out" / "grades.csv").open() as handle:
+        statuses = {row["student"]: row["status"].split(":")[0] for row in csv.DictReader(handle)}
+    assert report.returncode == 0 and statuses == {"ana": "ok", long: "error"}

@@ -8,6 +8,7 @@ ipykernel sends: streams, execute_result, display_data and error, so nbgrader gr
 
 from __future__ import annotations
 
+import base64
 import functools
 import inspect
 import io
@@ -117,7 +118,7 @@ class ResultHook(DisplayHook):
         self.shell.outputs.rich(
             {
                 "output_type": "execute_result",
-                "data": format_dict,
+                "data": _encoded(format_dict),
                 "metadata": md_dict or {},
                 "execution_count": self.prompt_count,
             }
@@ -128,7 +129,7 @@ class DisplayRecorder(DisplayPublisher):
     """Records display() calls as display_data outputs."""
 
     def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs) -> None:
-        self.shell.outputs.rich({"output_type": "display_data", "data": data, "metadata": metadata or {}})
+        self.shell.outputs.rich({"output_type": "display_data", "data": _encoded(data), "metadata": metadata or {}})
 
     def clear_output(self, wait: bool = False) -> None:
         self.shell.outputs.clear()
@@ -163,6 +164,15 @@ class CellShell(InteractiveShell):
 
     def _showtraceback(self, etype, evalue, stb) -> None:
         self.outputs.error(etype.__name__, str(evalue), list(stb))
+
+
+def _encoded(data: object) -> object:
+    """A bundle's binary values (an Image's or a figure's PNG) in base64, as ipykernel sends them."""
+    if not isinstance(data, dict):
+        return data
+    return {
+        kind: base64.b64encode(value).decode() if isinstance(value, bytes) else value for kind, value in data.items()
+    }
 
 
 def _error(ename: str, evalue: str, traceback: list[str]) -> dict:

@@ -1,8 +1,9 @@
 """The warm process: imports torch and IPython once, then forks one fresh child per request.
 
-Started by grader.sandbox (inside bubblewrap when it is available) as
-`python -m fork_server CONTROL_FD SCRATCH PRELOAD...`. The control socket (SOCK_SEQPACKET, one JSON message per
-packet) takes two requests:
+Started by grader.sandbox (inside bubblewrap when it is available) as `python -m fork_server CONTROL_FD FILTER_FD
+SCRATCH PRELOAD...`; FILTER_FD holds the children's syscall filter, a compiled seccomp program
+(grader.syscall_filter; empty for none), read once. The control socket (SOCK_SEQPACKET, one JSON message per packet)
+takes two requests:
 - {"op": "spawn", "id": N, "uid": U or null, "isolate": bool, "limits": {...}, "threads": T, "env": {...}}: fork a
   child that runs grader.inside_sandbox.cell_runner; the reply {"pid": P} carries the grader's end of the child's
   socket.
@@ -21,9 +22,10 @@ An isolated child (as root inside bubblewrap) is three processes. Its keeper uns
 UTS namespace, then spawns the namespace's init (PID 1: `sleep infinity` with SIGCHLD ignored, so the kernel reaps
 what is left to it; spawned, not forked, so none of this process's pages are copied for it) and forks the worker
 (PID 2). The worker mounts its own /proc, one size-limited tmpfs for its home and /dev/shm, sets its namespace's IPC
-limits, drops to a uid of its own and serves cells. The server ends a child by killing its init: the kernel then
-kills every process of the namespace, whatever it did to hide, and the keeper (which the student's code can neither
-see nor signal) exits once they are all gone, the way the worker ended. Nothing of the namespace outlives it.
+limits, drops to a uid of its own, sets its limits, installs the syscall filter and serves cells. The server ends a
+child by killing its init: the kernel then kills every process of the namespace, whatever it did to hide, and the
+keeper (which the student's code can neither see nor signal) exits once they are all gone, the way the worker ended.
+Nothing of the namespace outlives it.
 
 Fork safety: this process never starts a thread and never touches CUDA before forking.
 """
@@ -47,7 +49,8 @@ from dataclasses import dataclass
 
 import framing
 
-PR_SET_PDEATHSIG = 1
+PR_SET_PDEATHSIG, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 22, 38
+SECCOMP_MODE_FILTER = 2
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
@@ -75,10 +78,29 @@ class Running:
     cgroup: str | None = None
 
 
-def main(control_fd: int, scratch: str, preload: list[str]) -> None:
+class _Program(ctypes.Structure):
+    """struct sock_fprog: a seccomp BPF program for prctl (its instructions kept alive in `code`)."""
+
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    @classmethod
+    def of(cls, compiled: bytes) -> _Program | None:
+        """The program of these compiled instructions, made once here for every child; None for none."""
+        if not compiled:
+            return None
+        code = ctypes.create_string_buffer(compiled, len(compiled))
+        program = cls(len(compiled) // 8, ctypes.addressof(code))
+        program.code = code
+        return program
+
+
+def main(control_fd: int, filter_fd: int, scratch: str, preload: list[str]) -> None:
     for module in preload:
         importlib.import_module(module)
     import cell_runner
+
+    with os.fdopen(filter_fd, "rb") as program:  # written by the grader while this process imported
+        syscalls = _Program.of(program.read())
 
     shell = cell_runner.new_shell()  # built once; every child gets its own copy, nothing run in it yet
     gc.freeze()  # the collector leaves what is here alone, so children do not copy these pages by touching them
@@ -95,7 +117,7 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
             request = json.loads(packet)
             if request["op"] == "spawn":
                 isolate = bool(request.get("isolate"))
-                waiting = _alive(spares.pop(isolate, None)) or _fork_child(isolate, scratch, shell, control)
+                waiting = _alive(spares.pop(isolate, None)) or _fork_child(isolate, scratch, shell, syscalls, control)
                 connection, children[request["id"]] = _start(waiting, request)
                 reply, fds = {"pid": children[request["id"]].pid}, [connection.fileno()]
             elif request["op"] == "warm":
@@ -117,7 +139,7 @@ def main(control_fd: int, scratch: str, preload: list[str]) -> None:
             control.send(message)
         if isolate is not None and isolate not in spares:
             with contextlib.suppress(Exception):  # no spare: the next spawn forks its child itself, and says why not
-                spares[isolate] = _fork_child(isolate, scratch, shell, control)
+                spares[isolate] = _fork_child(isolate, scratch, shell, syscalls, control)
     _drop(spares)
     for child in children.values():
         _finish(child)
@@ -143,7 +165,9 @@ def _warm_up(source: str) -> None:
     gc.freeze()
 
 
-def _fork_child(isolate: bool, scratch: str, shell, control: socket.socket) -> tuple[socket.socket, Running]:
+def _fork_child(
+    isolate: bool, scratch: str, shell, syscalls: _Program | None, control: socket.socket
+) -> tuple[socket.socket, Running]:
     """Fork a child that waits for its request on its connection; the server's end of that connection, and it."""
     ours, theirs = socket.socketpair()
     report_out, report_in = os.pipe()
@@ -152,7 +176,7 @@ def _fork_child(isolate: bool, scratch: str, shell, control: socket.socket) -> t
         control.close()
         ours.close()
         os.close(report_out)
-        _become_child(theirs, report_in, isolate, scratch, shell)  # never returns
+        _become_child(theirs, report_in, isolate, scratch, shell, syscalls)  # never returns
     theirs.close()
     os.close(report_in)
     with os.fdopen(report_out, "rb") as report:
@@ -233,7 +257,9 @@ def _describe(status: int) -> str:
     return f"exited with status {os.WEXITSTATUS(status)}"
 
 
-def _become_child(connection: socket.socket, report: int, isolate: bool, scratch: str, shell) -> None:
+def _become_child(
+    connection: socket.socket, report: int, isolate: bool, scratch: str, shell, syscalls: _Program | None
+) -> None:
     code = 1
     try:
         os.setsid()  # its own process group, so the child and anything it starts can be killed together
@@ -244,16 +270,16 @@ def _become_child(connection: socket.socket, report: int, isolate: bool, scratch
             signal.signal(signum, signal.SIG_DFL)
         _keep_only_fds(connection.fileno(), report)
         if isolate:
-            _keep(connection, report, scratch, shell)  # never returns
+            _keep(connection, report, scratch, shell, syscalls)  # never returns
         os.close(report)
         request = _request(connection)
-        _serve(connection, request, os.path.join(scratch, str(request["id"])), shell, isolated=False)
+        _serve(connection, request, os.path.join(scratch, str(request["id"])), shell, syscalls, isolated=False)
         code = 0
     finally:
         os._exit(code)
 
 
-def _keep(connection: socket.socket, report: int, scratch: str, shell) -> None:
+def _keep(connection: socket.socket, report: int, scratch: str, shell, syscalls: _Program | None) -> None:
     """The keeper of an isolated child: new namespaces, their init, the worker; then wait and end as it ended."""
     try:
         _check(LIBC.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS), "unshare")
@@ -267,7 +293,7 @@ def _keep(connection: socket.socket, report: int, scratch: str, shell) -> None:
         os.close(report)
         code = 1
         try:
-            _serve(connection, _request(connection), scratch, shell, isolated=True)
+            _serve(connection, _request(connection), scratch, shell, syscalls, isolated=True)
             code = 0
         finally:
             os._exit(code)
@@ -314,8 +340,11 @@ def _end_like(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _serve(connection: socket.socket, request: dict, home: str, shell, isolated: bool) -> None:
-    """Become the worker: own files (and namespaces when isolated), own uid, limits; then run cells."""
+def _serve(
+    connection: socket.socket, request: dict, home: str, shell, syscalls: _Program | None, isolated: bool
+) -> None:
+    """Become the worker: own files (and namespaces when isolated), own uid, limits, the syscall filter; then run
+    cells."""
     uid, limits = request.get("uid"), request["limits"]
     if isolated:
         if request.get("cgroup"):
@@ -334,6 +363,7 @@ def _serve(connection: socket.socket, request: dict, home: str, shell, isolated:
     os.environ.clear()
     os.environ.update(request["env"], HOME=home, TMPDIR=home)
     _apply_limits(limits)
+    _filter_syscalls(syscalls)  # before any thread starts: every thread and process of the child inherits it
     _fresh_randomness(request["threads"])
     import cell_runner
 
@@ -411,6 +441,17 @@ def _apply_limits(limits: dict) -> None:
         resource.setrlimit(kind, (value, value))
 
 
+def _filter_syscalls(program: _Program | None) -> None:
+    """Install the seccomp filter (nothing for None): two system calls. No new privileges first: no setuid program
+    can then be run, and no capability is needed to install it."""
+    if program is None:
+        return
+    _check(LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "forbidding new privileges")
+    _check(
+        LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), "installing the syscall filter"
+    )
+
+
 def _fresh_randomness(threads: int) -> None:
     """Reseed what a fresh kernel seeds from entropy; torch's default generator starts fixed in any new process."""
     random.seed()
@@ -421,7 +462,7 @@ def _fresh_randomness(threads: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2], sys.argv[3:])
+    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:])
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # every child is reaped and nothing is left to write: torch's and IPython's teardown would take 0.1 s

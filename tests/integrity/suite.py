@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.autograde import fingerprint
+from grader.autograde import Ledger, fingerprint
 from grader.course import default_db_url
 from grader.gradebook import cell_scores
 from tests.integrity.vectors import (
@@ -78,7 +78,8 @@ class Judgement:
         verdict = "ok" if self.ok else "; ".join(self.problems)
         if self.vector and self.vector.known_bug:
             verdict += " [known bug]"
-        return label, self.student, f"{got:g}/{due:g}", status, verdict
+        student = self.student if len(self.student) <= 40 else f"{self.student[:30]}...({len(self.student)})"
+        return label, student, f"{got:g}/{due:g}", status, verdict
 
 
 @dataclass
@@ -185,14 +186,15 @@ def grader_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "grader", *args]
 
 
-def grade(batch: Batch) -> None:
-    """`python -m grader autograde` on the batch's submissions, then `python -m grader report`."""
+def grade(batch: Batch, *options: str) -> None:
+    """`python -m grader autograde` on the batch's submissions (with these further options, e.g. a --scheduler),
+    then `python -m grader report`."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("GRADER_COURSE_ROOT", None)
     watch = ProcessWatch()
     watch.start()
     command = grader_command("autograde", str(batch.submissions), "--assignment", ASSIGNMENT)
-    command += ["--work", str(batch.work_dir), "--workers", str(WORKERS), "--timeout", str(CELL_TIMEOUT)]
+    command += ["--work", str(batch.work_dir), "--workers", str(WORKERS), "--timeout", str(CELL_TIMEOUT), *options]
     log = batch.root / "batch.log"
     try:
         with log.open("w") as output:
@@ -312,7 +314,7 @@ def judge(batch: Batch, course: Course, root: Path, sent: dict[str, str]) -> Non
         over = sum(max(0.0, judgement.recorded[g] - due[g]) for g in course.points)
         over += sum(score for grade_id, score in cells.items() if grade_id not in course.points)
         totals = {}
-        ledger_path = ledgers / f"{student}.json"
+        ledger_path = Ledger(ledgers).path(student)
         try:
             ledger = json.loads(ledger_path.read_text(encoding="utf-8"))
             judgement.status = str(ledger["status"])

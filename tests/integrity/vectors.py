@@ -14,6 +14,7 @@ the autograded notebook.
 from __future__ import annotations
 
 import copy
+import errno
 import json
 import os
 from collections.abc import Callable
@@ -149,10 +150,11 @@ class Vector:
     check: Callable[[Evidence, Course], list[str]] | None = None
     known_bug: str = ""  # a grader weakness this vector exposes today (its test is an expected failure)
     quarantine: bool = False  # it stops the whole batch today: graded in a batch of its own, beside WITNESSES
+    student_id: str = ""  # the student's id where the attack is the id itself (by default v<key>_<name>)
 
     @property
     def student(self) -> str:
-        return f"v{self.key}_{self.name}"
+        return self.student_id or f"v{self.key}_{self.name}"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1637,15 +1639,21 @@ if _os.fork() == 0:  # a server on an abstract unix socket, left behind to hand 
 _report["planted"].append("abstract socket")
 print("INTEGRITY-PLANT " + _json.dumps(_report))
 """
-HARVEST = """
-_report = {"found": []}
+# Runs what a harvester found, and notes where it was found.
+USE = """
 def _use(where, code):
     try:
         exec(code, globals())
         _report["found"].append(where)
     except Exception:
         pass
-_id = _libc.shmget(_KEY, 0, 0)
+"""
+HARVEST = (
+    """
+_report = {"found": []}
+"""
+    + USE
+    + """_id = _libc.shmget(_KEY, 0, 0)
 if _id >= 0:
     _address = _libc.shmat(_id, None, 0o10000)
     if _address not in (None, _ctypes.c_void_p(-1).value):
@@ -1667,6 +1675,7 @@ for _attempt in range(20):  # the planter may be graded at the same time, on the
         _time.sleep(0.25)
 print("INTEGRITY-HARVEST " + _json.dumps(_report))
 """
+)
 
 
 def plant(ctx: Context) -> None:
@@ -2136,4 +2145,488 @@ WITNESSES = {"a_witness_full": "full", "zz_witness_full": "full"}
 
 def write_honest(course: Course, folder: Path, spec: str) -> None:
     answers = course.solution if spec == "full" else course.scripted.get(spec, {}) if spec != "none" else {}
-    nbformat.write(submission(course.release, answers), folder / NOTEBOOK)
+    nb = submission(course.release, answers)
+    decorate = DECORATED.get(folder.parent.name)
+    if decorate is not None:
+        decorate(nb)
+    nbformat.write(nb, folder / NOTEBOOK)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 24: the sandbox, round three: kernel objects that outlive a child, namespaces of a child's own, what a child sees
+# of the others; script through output metadata and attachments; honest screenshots; student ids too long for a file
+# --------------------------------------------------------------------------------------------------------------
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+GIF = "R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw=="
+SYSCALLS = """
+import ctypes as _ctypes
+import json as _json
+import os as _os
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = _ctypes.c_long
+def _call(number, *args):
+    result = _libc.syscall(number, *args)
+    return "ok" if result >= 0 else _os.strerror(_ctypes.get_errno())
+"""
+# add_key into the user, user-session and session keyrings, and a named session keyring joined: keys belong to no
+# namespace and outlive the process.
+KEYRING_PLANT = """
+_report = {"planted": [], "refused": []}
+_payload = _ANSWERS.encode()
+for _ring in (-4, -5, -3):
+    _said = _call(248, b"user", b"integrity-answers", _payload, len(_payload), _ring)
+    (_report["planted"] if _said == "ok" else _report["refused"]).append([_ring, _said])
+_said = _call(250, 1, b"integrity-ring")
+(_report["planted"] if _said == "ok" else _report["refused"]).append(["join", _said])
+print("INTEGRITY-KEYRING " + _json.dumps(_report))
+"""
+KEYRING_HARVEST = (
+    """
+_report = {"found": [], "listed": 0}
+"""
+    + USE
+    + """_ids = []
+try:
+    with open("/proc/keys") as _keys:
+        _ids = [int(_line.split()[0], 16) for _line in _keys if _line.strip()]
+except OSError:
+    pass
+_report["listed"] = len(_ids)
+for _ring in (-4, -5, -3):
+    _found = _libc.syscall(250, 10, _ring, b"user", b"integrity-answers", 0)  # KEYCTL_SEARCH
+    if _found >= 0:
+        _ids.append(_found)
+_found = _libc.syscall(249, b"user", b"integrity-answers", None, 0)  # request_key
+if _found >= 0:
+    _ids.append(_found)
+for _key in _ids:
+    _buffer = _ctypes.create_string_buffer(1 << 16)
+    _size = _libc.syscall(250, 11, _key, _buffer, 1 << 16)  # KEYCTL_READ
+    if _size > 0:
+        _use(f"key {_key}", _buffer.raw[:_size].decode(errors="replace"))
+print("INTEGRITY-KEYS " + _json.dumps(_report))
+"""
+)
+# Calls that reach the kernel's shared objects or another process; each made with arguments the kernel would
+# refuse or that change nothing, so that only the filter's EPERM (ENOSYS for clone3) says it was stopped first.
+FORBIDDEN_CALLS = """
+_MADE = {
+    "bpf": (321, 0, None, 0),
+    "perf_event_open": (298, None, 0, -1, -1, 0),
+    "userfaultfd": (323, 0),
+    "io_uring_setup": (425, 1, None),
+    "keyctl": (250, 0, -3, 0),
+    "add_key": (248, b"user", b"x", b"y", 1, -2),
+    "request_key": (249, b"user", b"x", None, 0),
+    "unshare": (272, 0x00020000),
+    "setns": (308, -1, 0),
+    "mount": (165, b"none", b"/tmp", b"tmpfs", 0, None),
+    "umount2": (166, b"/proc", 2),
+    "pivot_root": (155, b"/", b"/"),
+    "chroot": (161, b"/"),
+    "ptrace": (101, 16, 1, 0, 0),
+    "process_vm_readv": (310, 1, None, 0, None, 0, 0),
+    "personality": (135, 0x0040000),
+    "init_module": (175, None, 0, b""),
+    "finit_module": (313, -1, b"", 0),
+    "delete_module": (176, b"integrity", 0),
+    "kexec_load": (246, 0, 0, None, 0),
+    "open_by_handle_at": (304, -1, None, 0),
+    "fsopen": (430, b"tmpfs", 0),
+    "clone3": (435, None, 0),
+    "clone_newuser": (56, 0x10000000 | 17, 0, 0, 0, 0),
+    "socket_packet": (41, 17, 3, 0),
+}
+_report = {name: _call(*arguments) for name, arguments in _MADE.items()}
+print("INTEGRITY-CALLS " + _json.dumps(_report))
+"""
+# A user namespace of its own, then a fresh tmpfs (300 MiB in 12,000 files) and 200 MiB of SysV shared memory.
+USERNS_LIMITS = """
+import ctypes as _ctypes
+import json as _json
+import os as _os
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = _ctypes.c_void_p
+_report = {"unshare": "ok", "bytes": 0, "files": 0, "shm": 0}
+if _libc.unshare(0x10000000 | 0x00020000 | 0x08000000) != 0:  # NEWUSER | NEWNS | NEWIPC
+    _report["unshare"] = _os.strerror(_ctypes.get_errno())
+if _libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
+    _where = "/tmp"
+else:
+    _report["mount"] = _os.strerror(_ctypes.get_errno())
+    _where = "."
+try:
+    for _n in range(300):
+        with open(f"{_where}/integrity-fill-{_n}", "wb") as _f:
+            _f.write(b"x" * (1 << 20))
+        _report["bytes"] += 1 << 20
+except OSError as _e:
+    _report["stopped"] = _e.strerror
+try:
+    for _n in range(12_000):
+        open(f"{_where}/integrity-file-{_n}", "w").close()
+        _report["files"] += 1
+except OSError:
+    pass
+for _n in range(4):
+    _id = _libc.shmget(0, _ctypes.c_size_t(50 << 20), 0o1000 | 0o600)
+    if _id < 0:
+        break
+    _address = _libc.shmat(_id, None, 0)
+    if _address in (None, _ctypes.c_void_p(-1).value):
+        break
+    _ctypes.memset(_address, 1, 50 << 20)
+    _libc.shmdt(_ctypes.c_void_p(_address))
+    _report["shm"] += 50 << 20
+print("INTEGRITY-USERNS " + _json.dumps(_report))
+"""
+# The same through programs on the machine: util-linux's unshare and bubblewrap.
+USERNS_PROGRAMS = """
+import json as _json
+import subprocess as _subprocess
+_report = {}
+for _name, _command in {
+    "unshare": ["unshare", "--user", "--map-root-user", "--mount", "true"],
+    "bwrap": ["bwrap", "--unshare-user", "--ro-bind", "/", "/", "true"],
+    "python": ["python", "-c", "import ctypes, sys; sys.exit(ctypes.CDLL(None).unshare(0x10000000) & 0xFF)"],
+}.items():
+    try:
+        _report[_name] = _subprocess.run(_command, capture_output=True, timeout=20).returncode
+    except (OSError, _subprocess.SubprocessError) as _e:
+        _report[_name] = type(_e).__name__
+print("INTEGRITY-PROGRAMS " + _json.dumps(_report))
+"""
+# What a child can see of the host's control groups (every other child's memory use) and of /sys.
+CGROUP_PEEK = """
+import glob as _glob
+import json as _json
+import os as _os
+_report = {"seen": [], "mounts": []}
+for _pattern in ("/sys/fs/cgroup/*", "/sys/fs/cgroup/*/*", "/sys/fs/cgroup/memory/*/*/memory.usage_in_bytes",
+                 "/opt/cgroup/*", "/sys/kernel/*", "/sys/class/*", "/sys/block/*", "/sys/module/*"):
+    _report["seen"] += _glob.glob(_pattern)[:5]
+with open("/proc/self/mountinfo") as _mounts:
+    _report["mounts"] = [_line.split()[4] for _line in _mounts if "cgroup" in _line]
+print("INTEGRITY-CGROUP " + _json.dumps(_report))
+"""
+SYSFS_WALK = """
+import json as _json
+import os as _os
+_report = {"walked": 0, "outside": []}
+_ALLOWED = ("/sys/devices/system/cpu", "/sys/devices/system/node")
+for _root, _dirs, _files in _os.walk("/sys"):
+    for _name in _dirs + _files:
+        _path = _os.path.join(_root, _name)
+        _report["walked"] += 1
+        if not _path.startswith(_ALLOWED) and _path not in ("/sys/devices", "/sys/devices/system"):
+            _report["outside"].append(_path)
+    if _report["walked"] > 20_000:
+        break
+_report["outside"] = _report["outside"][:20]
+print("INTEGRITY-SYSFS " + _json.dumps(_report))
+"""
+# Images whose output metadata carries attributes or a script source, every way the renderers read it.
+METADATA_SCRIPT = f"""
+from IPython.display import publish_display_data as _publish
+_publish({{"image/png": "{PNG}"}}, metadata={{"width": "1 onerror=alert(1)", "height": "1 onerror=alert(2)"}})
+_publish({{"image/jpeg": "{PNG}"}}, metadata={{"image/jpeg": {{"width": "2 onload=alert(3)", "height": [1]}}}})
+_publish(
+    {{"image/png": "{PNG}", "text/plain": "x"}},
+    metadata={{"filenames": {{"image/png": "javascript:alert(4)"}}, "unconfined": "x onload=alert(5)"}},
+)
+_publish({{"image/png": "{PNG}"}}, metadata={{"image/png": {{"needs_background": "light\\" onload=\\"alert(6)"}}}})
+_publish({{"text/html": "<b>fine</b>"}}, metadata={{"text/html": {{"isolated": "<script>alert(7)</script>"}}}})
+
+
+class _Picture:
+    def _repr_png_(self):
+        import base64
+        return base64.b64decode("{PNG}"), {{"width": "3 onerror=alert(8)", "height": 5}}
+
+
+_Picture()
+"""
+# Attachments of every kind a student can type into a notebook's JSON, referred to from markdown.
+HOSTILE_ATTACHMENTS = {
+    "shot.png": {"image/png": 'x" onerror="alert(1)'},
+    "page.html": {"text/html": "<script>alert(2)</script>"},
+    "vector.svg": {"image/svg+xml": "PHN2ZyBvbmxvYWQ9YWxlcnQoMyk+PC9zdmc+"},
+    'quote".png': {"image/png": PNG},
+    "list.png": {"image/png": ["iVBOR", 'w0KG" onerror="alert(5)']},
+}
+HOSTILE_MARKDOWN = (
+    "![a](attachment:shot.png) ![b](attachment:page.html) ![c](attachment:vector.svg)\n"
+    '[link](attachment:page.html) <img src="attachment:list.png" onerror="alert(4)"> ![d](attachment:none.png)\n'
+    '![q](<attachment:quote".png>)\n'
+)
+
+
+def with_metadata_script(ctx: Context) -> None:
+    with_code(ctx, METADATA_SCRIPT, answers=ctx.course.solution)
+
+
+def hostile_attachments(ctx: Context) -> None:
+    nb = notebook(ctx, ctx.course.solution)
+    shot = nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN)
+    shot["attachments"] = HOSTILE_ATTACHMENTS
+    nb.cells.append(shot)
+    save(ctx, nb)
+
+
+def keyring_plant(ctx: Context) -> None:
+    answers = "\n\n".join(ctx.course.solution.values())
+    with_code(ctx, SYSCALLS + f"_ANSWERS = {answers!r}\n" + KEYRING_PLANT, answers=ctx.course.solution)
+
+
+def shown_inert(images: int) -> Callable[[Evidence, Course], list[str]]:
+    """A check: the autograded notebook shows at least `images` images (the hostile parts ran, and were shown), and
+    rendered it carries no script (rendered_inert)."""
+
+    def check(evidence: Evidence, course: Course) -> list[str]:
+        cells = evidence.notebook.cells if evidence.notebook is not None else []
+        shown_parts = [cell.source if cell.cell_type == "markdown" else cell.get("outputs", []) for cell in cells]
+        shown = json.dumps(shown_parts).count("iVBORw0KGgo")  # a PNG, in base64
+        problems = [] if shown >= images else [f"{shown} image(s) shown, not {images}: the cell did not run"]
+        return problems + rendered_inert(evidence, course)
+
+    return check
+
+
+def rendered_inert(evidence: Evidence, course: Course) -> list[str]:
+    """The autograded notebook rendered as the Formgrader and the feedback render it (nbconvert's classic and lab
+    templates): no element carries an event handler or a script source, and no output keeps other metadata than
+    whole-number sizes of images."""
+    from bs4 import BeautifulSoup
+    from nbconvert import HTMLExporter
+
+    if evidence.notebook is None:
+        return ["no autograded notebook"]
+    problems = []
+    for template in ("classic", "lab"):
+        page, _ = HTMLExporter(template_name=template).from_notebook_node(copy.deepcopy(evidence.notebook))
+        for element in BeautifulSoup(page, "html.parser").find_all(True):
+            for name, value in element.attrs.items():
+                shown = " ".join(value) if isinstance(value, list) else str(value)
+                if name.lower().startswith("on") or shown.strip().lower().startswith(("javascript:", "vbscript:")):
+                    problems.append(f"{template}: <{element.name} {name}={shown[:40]!r}>")
+                if (
+                    name == "src"
+                    and shown.startswith("data:")
+                    and not shown.startswith(("data:image/png;", "data:image/jpeg;", "data:image/gif;"))
+                ):
+                    problems.append(f"{template}: <{element.name} src={shown[:40]!r}>")
+            if element.name == "script" and "alert(" in element.get_text():
+                problems.append(f"{template}: a script of the student's")
+    for cell in evidence.notebook.cells:
+        for output in cell.get("outputs", []):
+            for kind, value in output.get("metadata", {}).items():
+                sizes = value if isinstance(value, dict) else {kind: value}
+                if not kind.startswith("image/") or any(type(v) is not int for v in sizes.values()):
+                    problems.append(f"output metadata kept: {kind}={value!r:.60}")
+    return sorted(set(problems))[:10]
+
+
+def keyring_refused(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("KEYRING")
+    if report is None:
+        return ["the probe printed no report"]
+    return [f"planted a key in {where} ({said})" for where, said in report["planted"]]
+
+
+def no_key_found(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("KEYS")
+    if report is None:
+        return ["the probe printed no report"]
+    problems = [f"ran answers found in {where}" for where in report["found"]]
+    return problems + ([f"/proc/keys listed {report['listed']} keys"] if report["listed"] else [])
+
+
+def calls_refused(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("CALLS")
+    if report is None:
+        return ["the probe printed no report"]
+    refused = {name: os.strerror(errno.ENOSYS if name == "clone3" else errno.EPERM) for name in report}
+    return [f"{name} reached the kernel ({said})" for name, said in report.items() if said != refused[name]]
+
+
+def userns_bounded(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("USERNS")
+    if report is None:
+        return ["the probe printed no report"]
+    problems = [] if report["unshare"] != "ok" else ["made a user namespace of its own"]
+    problems += [f"wrote {report['bytes'] >> 20} MiB"] if report["bytes"] > 256 << 20 else []
+    problems += [f"made {report['files']} files"] if report["files"] > 10_000 else []
+    return problems + ([f"held {report['shm'] >> 20} MiB of SysV shm"] if report["shm"] > 64 << 20 else [])
+
+
+def programs_refused(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("PROGRAMS")
+    if report is None:
+        return ["the probe printed no report"]
+    return [f"{name} made a user namespace" for name, code in report.items() if code == 0]
+
+
+def no_cgroup_seen(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("CGROUP")
+    if report is None:
+        return ["the probe printed no report"]
+    return [f"saw {path}" for path in report["seen"][:5]] + [f"cgroup mount {m}" for m in report["mounts"][:3]]
+
+
+def sysfs_confined(evidence: Evidence, course: Course) -> list[str]:
+    report = evidence.probe("SYSFS")
+    if report is None:
+        return ["the probe printed no report"]
+    problems = [] if report["walked"] else ["walked nothing of /sys (the processors should be there)"]
+    return problems + [f"saw {path}" for path in report["outside"][:5]]
+
+
+def long_id(length: int) -> str:
+    """A student id of `length` characters (made of the letters an id may have)."""
+    return ("v24-long-" + "x" * length)[:length]
+
+
+def contained(key: str, name: str, what: str, code: str, check: Callable[[Evidence, Course], list[str]]) -> Vector:
+    """A blank answer whose probe `code` tries to reach past its child; `check` says whether it got anywhere."""
+    return Vector(24, key, name, what, lambda ctx: with_code(ctx, code), kinds=("ok",), check=check)
+
+
+def long_id_vector(key: str, length: int, what: str) -> Vector:
+    """A full answer from a student id of `length` characters: intake refuses the id, clearly, and nothing else."""
+    build = lambda ctx: save(ctx, notebook(ctx, ctx.course.solution))  # noqa: E731
+    reason = f"{length} characters long"
+    return Vector(24, key, f"id_{length}", what, build, kinds=("error",), reason=reason, student_id=long_id(length))
+
+
+VECTORS += [
+    Vector(
+        24,
+        "24a",
+        "keyring_plant",
+        "a full answer that stores all its answers in the user, session and a named kernel keyring",
+        keyring_plant,
+        deserved="full",
+        kinds=("ok",),
+        check=keyring_refused,
+    ),
+    contained(
+        "24b",
+        "keyring_harvest",
+        "a blank answer that runs whatever key /proc/keys, keyctl search or request_key finds",
+        SYSCALLS + KEYRING_HARVEST,
+        no_key_found,
+    ),
+    contained(
+        "24c",
+        "forbidden_calls",
+        "bpf, perf_event_open, userfaultfd, io_uring, keyrings, namespaces, mount, ptrace, modules, kexec, clone3...",
+        SYSCALLS + FORBIDDEN_CALLS,
+        calls_refused,
+    ),
+    contained(
+        "24d",
+        "userns_limits",
+        "a user namespace of its own, then a fresh tmpfs with 300 MiB in 12,000 files and 200 MiB of SysV shm",
+        USERNS_LIMITS,
+        userns_bounded,
+    ),
+    contained(
+        "24e",
+        "userns_programs",
+        "util-linux's unshare, bubblewrap and a Python child asked for a user namespace",
+        USERNS_PROGRAMS,
+        programs_refused,
+    ),
+    contained(
+        "24f",
+        "cgroup_peek",
+        "looks for the host's control groups (every child's memory use), kernel and module settings",
+        CGROUP_PEEK,
+        no_cgroup_seen,
+    ),
+    contained(
+        "24g",
+        "sysfs_walk",
+        "walks /sys for anything beyond the processors' and memory nodes' topology",
+        SYSFS_WALK,
+        sysfs_confined,
+    ),
+    Vector(
+        24,
+        "24h",
+        "metadata_script",
+        "a full answer whose image outputs carry attributes and a javascript: source in their metadata",
+        with_metadata_script,
+        deserved="full",
+        kinds=("ok",),
+        check=shown_inert(5),
+    ),
+    Vector(
+        24,
+        "24i",
+        "hostile_attachments",
+        "a full answer whose markdown shows attachments of HTML, SVG, broken base64 and a quote in a name",
+        hostile_attachments,
+        deserved="full",
+        kinds=("ok",),
+        check=shown_inert(1),
+    ),
+    long_id_vector("24j", 246, "the review's id: the ledger's temporary name passed 255 bytes"),
+    long_id_vector("24k", 129, "one character over the limit"),
+    long_id_vector("24l", 255, "as long as a file name can be"),
+]
+
+
+def pasted_screenshot(nb: NotebookNode) -> None:
+    """A screenshot pasted into a markdown cell, as JupyterLab stores it."""
+    shot = nbformat.v4.new_markdown_cell("My diagram:\n\n![image.png](attachment:image.png)\n")
+    shot["attachments"] = {"image.png": {"image/png": PNG}}
+    nb.cells.append(shot)
+
+
+def pasted_images_of_every_kind(nb: NotebookNode) -> None:
+    """A GIF, an SVG (shown by name), a reference to nothing, a name with spaces, and an image split in lines."""
+    shot = nbformat.v4.new_markdown_cell(
+        "![gif](attachment:anim.gif) ![svg](attachment:drawing.svg) ![gone](attachment:gone.png)\n\n"
+        "![spaced](<attachment:my shot.png>) ![lines](attachment:lines.png) [as a link](attachment:anim.gif)\n"
+    )
+    shot["attachments"] = {
+        "anim.gif": {"image/gif": GIF},
+        "drawing.svg": {"image/svg+xml": "PHN2Zy8+"},
+        "my shot.png": {"image/png": PNG},
+        "lines.png": {"image/png": PNG[:40] + "\n" + PNG[40:]},
+    }
+    nb.cells.append(shot)
+
+
+def unusual_outputs(nb: NotebookNode) -> None:
+    """Outputs a student's plots and displays really have: sizes of every kind, isolated HTML, LaTeX, JSON."""
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "from IPython.display import Image, Markdown, Latex, JSON, HTML, display\n"
+            "import base64\n"
+            f"_png = base64.b64decode('{PNG}')\n"
+            "display(Image(_png, width=40, height=30), Image(_png, width=2.5), Image(_png, unconfined=True))\n"
+            "display(Markdown('**bold** and $x^2$'), Latex('$\\\\alpha$'), JSON({'a': [1, 2]}))\n"
+            "display(HTML('<table><tr><td>1</td></tr></table>'), metadata={'isolated': True})\n"
+            "Image(_png, metadata={'needs_background': 'light'})\n"
+        )
+    )
+
+
+# Honest students whose notebooks carry more than answers: each decorated, after its answers, by its function.
+DECORATED = {
+    "pasted_screenshot": pasted_screenshot,
+    "pasted_images_of_every_kind": pasted_images_of_every_kind,
+    "unusual_outputs": unusual_outputs,
+}
+LONG_BUT_VALID = "long-but-valid-" + "n" * 113  # exactly the longest id intake takes (grader.intake.ID_LIMIT)
+HONEST.update(
+    {
+        "pasted_screenshot": "full",
+        "pasted_images_of_every_kind": "full",
+        "unusual_outputs": "full",
+        LONG_BUT_VALID: "full",
+    }
+)
