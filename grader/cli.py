@@ -70,6 +70,11 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run the visible tests of one exercise notebook, part by part")
     check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
+    check.add_argument(
+        "--hidden",
+        action="store_true",
+        help="also run the hidden tests, as grading does (needs solutions/): each part's points and first failure",
+    )
     check.set_defaults(run=_check)
 
     workspace = commands.add_parser(
@@ -187,10 +192,16 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from grader.check import check, check_table
+    from grader.check import NOT_HERE, check, check_table, check_with_hidden_tests, exercise_of, hidden_report
 
+    if args.hidden and exercise_of(args.notebook).source is not None:
+        results = check_with_hidden_tests(args.notebook)
+        print(hidden_report(results))
+        return 0 if all(r.score == r.points for r in results) else 1
     checked = check(args.notebook)
     print(check_table(checked))
+    if args.hidden:
+        print(NOT_HERE)
     return 0 if checked.passed else 1
 
 
