@@ -24,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     except CourseError as error:
         print(f"error: {printable(str(error))}", file=sys.stderr)  # it may name a student's file
         return 1
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("grader."):
+            raise
+        # A student edition (grader.edition) holds only the modules of the student commands.
+        print("error: this copy of the course has only the student commands (check, workspace)", file=sys.stderr)
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,6 +87,12 @@ def _parser() -> argparse.ArgumentParser:
         "workspace", help="copy new exercises into the students' workspace/ (never overwrites their work)"
     )
     workspace.set_defaults(run=_workspace)
+
+    edition = commands.add_parser(
+        "student-edition", help="write the course as students get it (no solutions/) into DIR, a git repository"
+    )
+    edition.add_argument("folder", type=Path, metavar="DIR")
+    edition.set_defaults(run=_student_edition)
 
     demo = commands.add_parser("demo", help="grade a sample class end to end in work/demo/")
     demo.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
@@ -211,6 +223,14 @@ def _workspace(args: argparse.Namespace) -> int:
     for path in fill_workspace():
         print(f"workspace: new {relative(path)}")
     print(f"workspace: your exercises are in {relative(workspace())}/ (files already there are never overwritten)")
+    return 0
+
+
+def _student_edition(args: argparse.Namespace) -> int:
+    from grader.edition import student_edition
+
+    files = student_edition(args.folder)
+    print(f"student edition: {len(files)} files committed in {relative(args.folder)}, no secret line in any commit")
     return 0
 
 
