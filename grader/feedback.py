@@ -19,14 +19,13 @@ from nbgrader.converters import GenerateFeedback
 from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests
-from traitlets import Bool, default
+from traitlets import Bool
 
 from grader.course import CourseError, nbgrader_config, relative
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import FLAG_NOTE
 from grader.notebooks import in_parts
 from grader.progress import Progress
-from grader.sanitize import SanitizeSubmission
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MESSAGE_CHARS = 2000  # of a failure message shown
@@ -103,14 +102,10 @@ def result_words(score: float, points: float, message: str) -> str:
 
 
 class FeedbackPages(GenerateFeedback):
-    """nbgrader's GenerateFeedback with the page by part, sanitized, and a progress bar."""
+    """nbgrader's GenerateFeedback with a progress bar. Its steps (the page by part, sanitized) are the course's
+    `GenerateFeedback.preprocessors` (grader/nbgrader_config.py), the Formgrader's too."""
 
     progress: Progress | None = None
-
-    @default("preprocessors")
-    def _by_part(self) -> list:
-        stock = GenerateFeedback.class_traits()["preprocessors"].default()
-        return [stock[0], FeedbackByPart, SanitizeSubmission, *stock[1:]]  # after GetGrades: the scores are known
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         try:
