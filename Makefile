@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # The venv's scripts first on PATH: nbgrader (the Formgrader included) runs its `alembic` command by name.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test venv lint outputs mutation
+.PHONY: lab test venv lint outputs mutation hub hub-proxy
 
 venv: $(STAMP)
 
@@ -54,3 +54,17 @@ outputs: $(STAMP)
 	  --CoalesceStreamsPreprocessor.enabled=True \
 	  $(or $(NB),chapters/*.ipynb)
 	$(BIN)/python scripts/collapse_predictions.py $(or $(NB),chapters/*.ipynb)
+
+# A class on JupyterHub (hub/jupyterhub_config.py; README, "A class on JupyterHub"): JupyterHub from .venv, its proxy
+# (configurable-http-proxy, pinned in hub/package.json, installed with npm ci), on 127.0.0.1; run as root.
+# COURSE_INSTRUCTOR=NAME COURSE_STUDENTS=A,B,... and the other settings the config file names pass through.
+PROXY := hub/node_modules/.bin/configurable-http-proxy
+hub-proxy: $(PROXY)
+
+$(PROXY): hub/package.json hub/package-lock.json
+	npm ci --prefix hub --no-audit --no-fund
+	touch $(PROXY)
+
+hub: $(STAMP) $(PROXY)
+	mkdir -p work/hub
+	cd work/hub && $(abspath $(BIN))/jupyterhub -f $(abspath hub/jupyterhub_config.py)
