@@ -24,7 +24,7 @@ from grader.leaks import Secret, leaks_in, public_source_lines, secret_lines, te
 from grader.notebooks import assignment_notebooks, hidden_test_ids, nbgrader_cells, read_notebook
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "student_edition"
-COPIED = ("chapters", "exercises", "requirements.txt", "nbgrader_config.py")
+COPIED = ("chapters", "exercises", "requirements.txt", "nbgrader_config.py", "venv.mk")
 # The grader modules the student commands (`check` without --hidden, `workspace`) import, and its configuration.
 STUDENT_MODULES = (
     "__init__", "__main__", "cli", "check", "course", "escaping", "execute", "nbgrader_config", "notebooks", "tables",

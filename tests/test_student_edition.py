@@ -45,7 +45,7 @@ def test_it_holds_what_a_student_needs_and_nothing_else(edition: Path) -> None:
     tops = {name.split("/")[0] for name in files}
     assert tops == {
         ".gitignore", "Makefile", "README.md", GRADED_CELLS, "chapters", "exercises", "grader", "jupyter_config",
-        "nbgrader_config.py", "pyproject.toml", "requirements.txt",
+        "nbgrader_config.py", "pyproject.toml", "requirements.txt", "venv.mk",
     }  # fmt: skip
     assert {n for n in files if n.startswith("chapters/")} == set(git(REPO, "ls-files", "chapters").splitlines())
     assert {n for n in files if n.startswith("exercises/")} == set(git(REPO, "ls-files", "exercises").splitlines())
