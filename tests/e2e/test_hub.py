@@ -7,8 +7,9 @@ The instructor generates and releases ex01_slots from the Formgrader; each stude
 fetches it, works (a full solution; a scripted mistake, then another) and submits (the second student twice); the
 instructor collects, autogrades each submission (the course's configuration: the sandbox and the trusted check),
 generates and releases feedback; each student fetches their own feedback and can see no one else's. The grades equal
-those of `grader autograde` of the collected notebooks. Each user's actions are the requests their page makes to
-their own server (the Formgrader's and the Assignment List's endpoints, the contents API), in their logged-in page.
+those of `grader autograde` of the collected notebooks. The students press the Assignment List's buttons (Fetch,
+Submit, Fetch Feedback) and write their answers through the contents API, as JupyterLab saves a notebook; the
+instructor's steps are requests from their logged-in page to the Formgrader's endpoints (those its buttons call).
 
 Needs root (the hub starts each user's server as that user), useradd and the proxy (`make hub-proxy`); skipped
 without them, except under CI (`CI=true`), where .ci/run installs them. Every process it starts is stopped by PID,
@@ -50,6 +51,7 @@ PROXY = REPO / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 COURSE_ID = "nn-module-internals"
 START_S = 120  # the hub answering
 SPAWN_MS = 180_000  # a user's server started and JupyterLab loaded, on two busy cores
+ACTION_S = 60  # an Assignment List button's request done
 SECOND_TRY = "classify_by_value_type"  # the second student's first submission; the last one counts
 LAST = "flag_tables_as_hook_tables"
 PARTS = {  # ex01_slots's graded test cells and their labels on a feedback page (grader.feedback)
@@ -251,16 +253,19 @@ def _formgrader(page, hub: Hub, action: str) -> None:
     assert done.get("success") is True, f"{action}: {done.get('error') or done}"
 
 
-def _assignment(page, student: str, status: str, action: str = "") -> dict:
-    """The student's Assignment List entry of ex01_slots with this status, after the action (its button), if any."""
-    path = f"/user/{student}/assignments"
-    if action:
-        listed = _call(page, "POST", f"{path}/{action}", {"course_id": COURSE_ID, "assignment_id": ASSIGNMENT})
-    else:
-        listed = _call(page, "GET", f"{path}?course_id={COURSE_ID}")
-    assert listed.get("success") is True, listed
-    [entry] = [a for a in listed["value"] if a["assignment_id"] == ASSIGNMENT and a["status"] == status]
-    return entry
+def _press(page, student: str, listing: str, label: str, done) -> dict:
+    """Press the Assignment List's `label` button of ex01_slots in its `listing` list (released, fetched, submitted),
+    then wait (bounded) until the student's server lists the assignment as `done` says; return that entry."""
+    row = page.locator(f"#{listing}_assignments_list .list_item", has_text=ASSIGNMENT).first
+    row.locator("button.btn-primary", has_text=label).click()
+    deadline = time.monotonic() + ACTION_S
+    while True:
+        listed = _call(page, "GET", f"/user/{student}/assignments?course_id={COURSE_ID}")["value"]
+        found = [a for a in listed if a["assignment_id"] == ASSIGNMENT and done(a)]
+        if found:
+            return found[0]
+        assert time.monotonic() < deadline, f"{student}: {label} did not take effect within {ACTION_S} s: {listed}"
+        time.sleep(0.5)
 
 
 def _work(page, student: str, answers: dict[str, str]) -> None:
@@ -296,12 +301,15 @@ def test_a_term_on_the_hub(browser, hub: Hub, tmp_path: Path) -> None:
             context, page = _log_in(browser, hub, student)
             sessions.append(context)
             pages[student] = page
-            _assignment(page, student, "released")
-            _assignment(page, student, "fetched", "fetch")
-            for answer in versions:
+            page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+            page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
+            _press(page, student, "released", "Fetch", lambda a: a["status"] == "fetched")
+            for count, answer in enumerate(versions, 1):
                 _work(page, student, answer)
-                submitted = _assignment(page, student, "submitted", "submit")
-            assert len(submitted["submissions"]) == len(versions), submitted
+                submitted = _press(
+                    page, student, "fetched", "Submit", lambda a, n=count: len(a.get("submissions", [])) == n
+                )
+            assert submitted["status"] == "submitted" and len(submitted["submissions"]) == len(versions), submitted
 
         _formgrader(teacher, hub, f"assignment/{ASSIGNMENT}/collect")
         for student in hub.students:
@@ -311,8 +319,8 @@ def test_a_term_on_the_hub(browser, hub: Hub, tmp_path: Path) -> None:
 
         feedback = {}
         for student, page in pages.items():
-            fetched = _assignment(page, student, "submitted", "fetch_feedback")
-            assert [s["has_local_feedback"] for s in fetched["submissions"]][-1] is True, fetched
+            fed = lambda a: a["status"] == "submitted" and any(s["has_local_feedback"] for s in a["submissions"])  # noqa: E731
+            _press(page, student, "submitted", "Fetch Feedback", fed)
             feedback[student] = _feedback_page(page, student)
     finally:
         for context in sessions:
