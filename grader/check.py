@@ -109,12 +109,15 @@ def check_hidden(path: Path, checker: TrustedChecker) -> list[PartResult]:
             score, points = verdict.points[grade_id], checker.test_points[grade_id]
             said = result_words(score, points, first_failure(cell))
             results.append(PartResult(grade_id, label, score, points, said))
+    missing = sorted(set(verdict.points) - {r.grade_id for r in results})
+    if missing:  # nbgrader cannot grade a notebook that lost a graded cell: it earns nothing
+        raise CourseError(f"{relative(path)}: graded cell {', '.join(missing)} is missing; grading would fail")
     return results
 
 
 def check_with_hidden_tests(path: Path) -> list[PartResult]:
     """check_hidden in a sandbox of its own (bubblewrap where available) with its assignment's trusted check."""
-    from grader.sandbox import start_sandbox
+    from grader.sandbox import SandboxFailure, start_sandbox
     from grader.trusted import TrustedChecker, has_trusted_check
 
     exercise = exercise_of(path)
@@ -126,7 +129,10 @@ def check_with_hidden_tests(path: Path) -> list[PartResult]:
     with tempfile.TemporaryDirectory(prefix="grader-check-") as scratch, start_sandbox(Path(scratch), 1) as sandbox:
         checker = TrustedChecker(assignment, sandbox)
         checker.warm_sandbox()
-        return check_hidden(path, checker)
+        try:
+            return check_hidden(path, checker)
+        except SandboxFailure as failure:  # the grader's own problem, never the notebook's
+            raise CourseError(f"{relative(path)}: the grading sandbox failed ({failure}); check again") from None
 
 
 def as_graded(notebook: NotebookNode, source: NotebookNode) -> NotebookNode:

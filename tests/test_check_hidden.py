@@ -84,3 +84,14 @@ def test_check_hidden_from_the_terminal(graded: Graded) -> None:
     full = grader_process("check", str(graded.work / "submitted" / "full" / ASSIGNMENT / NOTEBOOK), "--hidden")
     assert full.returncode == 0 and full.stdout.splitlines()[-1].startswith("with hidden tests: 12 of 12"), full.stdout
 
+
+
+def test_check_hidden_refuses_a_notebook_that_lost_a_graded_cell(graded: Graded, tmp_path: Path) -> None:
+    """nbgrader cannot grade it (grading gives it nothing): check says so rather than count the cells left."""
+    notebook = nbformat.read(graded.work / "submitted" / "full" / ASSIGNMENT / NOTEBOOK, 4)
+    notebook.cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_copy_hidden"]
+    lost = tmp_path / NOTEBOOK
+    nbformat.write(notebook, lost)
+    run = grader_process("check", str(lost), "--hidden")
+    assert run.returncode == 1
+    assert run.stderr.strip() == f"error: {lost}: graded cell test_copy_hidden is missing; grading would fail"
