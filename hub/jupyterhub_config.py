@@ -1,18 +1,21 @@
 """JupyterHub for a class taking this course: one Unix account per student and one for the instructor, nbgrader's
-exchange in a shared folder, every server started from the course's .venv. Steps: README, "A class on JupyterHub".
+exchange in a shared folder, every server started from one Python environment. Steps: README, "A class on JupyterHub".
 
-Run as root (the hub starts each user's server as that user), from the course's checkout:
-    make hub COURSE_INSTRUCTOR=instructor COURSE_STUDENTS=alice,bob
+Run as root (the hub starts each user's server as that user), with the jupyterhub of that environment:
+    COURSE_DIR=/home/instructor/course COURSE_INSTRUCTOR=instructor COURSE_STUDENTS=alice,bob \
+        venv/bin/jupyterhub -f jupyterhub_config.py
+This file's folder (with node_modules/ from `npm ci`, and student/) and the environment must be readable by every
+account; the instructor's checkout (COURSE_DIR) must not be: it holds solutions/.
 
 Everything that differs between hubs comes from the environment (defaults in brackets):
-    COURSE_DIR         the instructor's checkout of the course, where their server opens [this repository]
+    COURSE_DIR         the instructor's checkout of the course, where their server opens [this file's parent]
     COURSE_INSTRUCTOR  the instructor's account, the hub's admin [instructor]
     COURSE_STUDENTS    the students' accounts, comma-separated [none]
-    GRADER_EXCHANGE    nbgrader's exchange, a folder every account can write (mode 1777) [/srv/nbgrader/exchange]
+    GRADER_EXCHANGE    nbgrader's exchange, a folder every account can write (chmod ugo+rw) [/srv/nbgrader/exchange]
     HUB_PORT           the port of the hub on 127.0.0.1 (put a TLS proxy in front of it for a real class) [8000]
     HUB_API_PORT, PROXY_API_PORT  the hub's and the proxy's own ports on 127.0.0.1 [8081, 8001]
     HUB_STATE          the hub's database, cookie secret and proxy pid [the working folder]
-    HUB_USER_VENV      the environment users' servers run from [the course's .venv]
+    HUB_USER_VENV      the environment users' servers run from [the one the hub runs from]
 """
 
 import os

@@ -217,7 +217,7 @@ def hub(browser: object) -> Iterator[Hub]:
 
 
 def _log_in(browser, hub: Hub, name: str):
-    """The hub's login form, then JupyterLab on the user's own server."""
+    """The hub's login form; the hub then starts the user's server (see _in_lab)."""
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(SPAWN_MS)
     page = context.new_page()
@@ -225,9 +225,13 @@ def _log_in(browser, hub: Hub, name: str):
     page.fill("#username_input", name)
     page.fill("#password_input", hub.passwords[name])
     page.click("#login_submit")
+    return context, page
+
+
+def _in_lab(page, name: str) -> None:
+    """Wait until the user's page is JupyterLab on their own server."""
     page.wait_for_url(f"**/user/{name}/lab**")
     page.wait_for_selector("#jp-main-dock-panel")
-    return context, page
 
 
 def _call(page, method: str, path: str, form: dict | None = None, body: object = None) -> dict:
@@ -286,21 +290,22 @@ def _feedback_page(page, student: str) -> str:
 
 
 def test_a_term_on_the_hub(browser, hub: Hub, tmp_path: Path) -> None:
-    sessions = []
+    sessions, pages = [], {}
     try:
-        context, teacher = _log_in(browser, hub, hub.instructor)
-        sessions.append(context)
+        for name in (hub.instructor, *hub.students):  # all three log in; their servers start together
+            context, pages[name] = _log_in(browser, hub, name)
+            sessions.append(context)
+        teacher = pages.pop(hub.instructor)
+        _in_lab(teacher, hub.instructor)
         _formgrader(teacher, hub, f"assignment/{ASSIGNMENT}/assign")  # nbgrader generate_assignment
         _formgrader(teacher, hub, f"assignment/{ASSIGNMENT}/release")
 
         source = nbformat.read(REPO / "solutions" / ASSIGNMENT / NOTEBOOK, 4)
         answers, expected = scripted_students(ASSIGNMENT)
         work = {hub.students[0]: [solution_answers(source)], hub.students[1]: [answers[SECOND_TRY], answers[LAST]]}
-        pages = {}
         for student, versions in work.items():
-            context, page = _log_in(browser, hub, student)
-            sessions.append(context)
-            pages[student] = page
+            page = pages[student]
+            _in_lab(page, student)
             page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
             page.locator(".lm-Menu-itemLabel", has_text="Assignment List").click()
             _press(page, student, "released", "Fetch", lambda a: a["status"] == "fetched")
