@@ -1,23 +1,8 @@
 # Two entry points: `make lab` and `make test`. Both build .venv from requirements.txt
-# when it is missing or older than requirements.txt.
-PYTHON ?= python3.11
-VENV := .venv
-STAMP := $(VENV)/.requirements-installed
-BIN := $(VENV)/bin
-# The venv's scripts first on PATH: nbgrader (the Formgrader included) runs its `alembic` command by name.
-export PATH := $(abspath $(BIN)):$(PATH)
+# when it is missing or older than requirements.txt (venv.mk).
+include venv.mk
 
-.PHONY: lab test venv lint outputs mutation portability
-
-venv: $(STAMP)
-
-$(STAMP): requirements.txt pyproject.toml
-	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	# the grader itself, editable: `grader` and `python -m grader` run this checkout from anywhere
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
-	touch $(STAMP)
+.PHONY: lab test lint outputs mutation portability hub hub-proxy
 
 # JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
 # WORK=DIR shows another grading work folder in the Formgrader (its gradebook, submissions, autograded notebooks and
@@ -60,3 +45,18 @@ outputs: $(STAMP)
 	  --CoalesceStreamsPreprocessor.enabled=True \
 	  $(or $(NB),chapters/*.ipynb)
 	$(BIN)/python scripts/collapse_predictions.py $(or $(NB),chapters/*.ipynb)
+
+# JupyterHub on this checkout (hub/jupyterhub_config.py), a trial on one machine: every account must read the checkout
+# (a class's hub runs from a copy of hub/, README, "A class on JupyterHub"). Its proxy, configurable-http-proxy, is
+# pinned in hub/package.json (npm ci); 127.0.0.1; run as root. COURSE_INSTRUCTOR=NAME COURSE_STUDENTS=A,B,... and the
+# other settings the config file names pass through.
+PROXY := hub/node_modules/.bin/configurable-http-proxy
+hub-proxy: $(PROXY)
+
+$(PROXY): hub/package.json hub/package-lock.json
+	npm ci --prefix hub --no-audit --no-fund
+	touch $(PROXY)
+
+hub: $(STAMP) $(PROXY)
+	mkdir -p work/hub
+	cd work/hub && $(abspath $(BIN))/jupyterhub -f $(abspath hub/jupyterhub_config.py)

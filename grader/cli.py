@@ -24,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     except CourseError as error:
         print(f"error: {printable(str(error))}", file=sys.stderr)  # it may name a student's file
         return 1
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("grader."):
+            raise
+        # A student edition (grader.edition) holds only the modules of the student commands.
+        print("error: this copy of the course has only the student commands (check, workspace)", file=sys.stderr)
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,12 +76,23 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run the visible tests of one exercise notebook, part by part")
     check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
+    check.add_argument(
+        "--hidden",
+        action="store_true",
+        help="also run the hidden tests, as grading does (needs solutions/): each part's points and first failure",
+    )
     check.set_defaults(run=_check)
 
     workspace = commands.add_parser(
         "workspace", help="copy new exercises into the students' workspace/ (never overwrites their work)"
     )
     workspace.set_defaults(run=_workspace)
+
+    edition = commands.add_parser(
+        "student-edition", help="write the course as students get it (no solutions/) into DIR, a git repository"
+    )
+    edition.add_argument("folder", type=Path, metavar="DIR")
+    edition.set_defaults(run=_student_edition)
 
     demo = commands.add_parser("demo", help="grade a sample class end to end in work/demo/")
     demo.add_argument("--workers", type=int, help="submissions graded at once (default: number of cores)")
@@ -187,10 +204,16 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from grader.check import check, check_table
+    from grader.check import NOT_HERE, check, check_table, check_with_hidden_tests, exercise_of, hidden_report
 
+    if args.hidden and exercise_of(args.notebook).source is not None:
+        results = check_with_hidden_tests(args.notebook)
+        print(hidden_report(results))
+        return 0 if all(r.score == r.points for r in results) else 1
     checked = check(args.notebook)
     print(check_table(checked))
+    if args.hidden:
+        print(NOT_HERE)
     return 0 if checked.passed else 1
 
 
@@ -200,6 +223,14 @@ def _workspace(args: argparse.Namespace) -> int:
     for path in fill_workspace():
         print(f"workspace: new {relative(path)}")
     print(f"workspace: your exercises are in {relative(workspace())}/ (files already there are never overwritten)")
+    return 0
+
+
+def _student_edition(args: argparse.Namespace) -> int:
+    from grader.edition import student_edition
+
+    files = student_edition(args.folder)
+    print(f"student edition: {len(files)} files committed in {relative(args.folder)}, no secret line in any commit")
     return 0
 
 

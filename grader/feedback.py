@@ -9,6 +9,7 @@ nbgrader's page). Submitted markdown and outputs are sanitized (grader.sanitize)
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -18,14 +19,13 @@ from nbgrader.converters import GenerateFeedback
 from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests
-from traitlets import Bool, default
+from traitlets import Bool
 
 from grader.course import CourseError, nbgrader_config, relative
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import FLAG_NOTE
 from grader.notebooks import in_parts
 from grader.progress import Progress
-from grader.sanitize import SanitizeSubmission
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MESSAGE_CHARS = 2000  # of a failure message shown
@@ -68,15 +68,12 @@ class FeedbackByPart(Preprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         delimiter = ClearHiddenTests(parent=self).begin_test_delimeter
         cells = []
-        for cell, part in in_parts(nb.cells):
+        for cell, label, hidden in graded_parts(nb.cells, delimiter):
             cell.metadata.pop("feedback", None)  # the label is ours to set, never the submission's
-            meta = cell.metadata.get("nbgrader") or {}
-            if meta.get("grade") or meta.get("task"):
-                hidden = cell.cell_type == "code" and delimiter in cell.source
-                label = f"{part or 'Graded cell'} \N{EM DASH} {_kind(meta, hidden)}"
+            if label:
                 cell.metadata["feedback"] = {"label": label}
-                message = _first_failure(cell)
-                cells.append(_result(label, meta, message))
+                message = first_failure(cell)
+                cells.append(_result(label, cell.metadata["nbgrader"], message))
                 if hidden and not self.show_hidden_tests:
                     _hide(cell, message)
             cells.append(cell)
@@ -84,15 +81,31 @@ class FeedbackByPart(Preprocessor):
         return nb, resources
 
 
+def graded_parts(cells: list[NotebookNode], delimiter: str) -> Iterator[tuple[NotebookNode, str, bool]]:
+    """Every cell with its feedback label ('' unless it is graded or a task: "Part 1: ... \N{EM DASH} hidden tests")
+    and whether it holds a hidden-test block (`delimiter` begins one)."""
+    for cell, part in in_parts(cells):
+        meta = cell.metadata.get("nbgrader") or {}
+        hidden = cell.cell_type == "code" and delimiter in cell.source
+        graded = meta.get("grade") or meta.get("task")
+        yield cell, f"{part or 'Graded cell'} \N{EM DASH} {_kind(meta, hidden)}" if graded else "", hidden
+
+
+def result_words(score: float, points: float, message: str) -> str:
+    """What a cell's result line says after its points: the first failure, or why it earned less, or that it
+    did not fail."""
+    if message:
+        return message
+    if score < points:  # the cell ran without an error, and the trusted check still gave no points
+        return "the grader's own check of this part did not pass"
+    return "no failure"
+
+
 class FeedbackPages(GenerateFeedback):
-    """nbgrader's GenerateFeedback with the page by part, sanitized, and a progress bar."""
+    """nbgrader's GenerateFeedback with a progress bar. Its steps (the page by part, sanitized) are the course's
+    `GenerateFeedback.preprocessors` (grader/nbgrader_config.py), the Formgrader's too."""
 
     progress: Progress | None = None
-
-    @default("preprocessors")
-    def _by_part(self) -> list:
-        stock = GenerateFeedback.class_traits()["preprocessors"].default()
-        return [stock[0], FeedbackByPart, SanitizeSubmission, *stock[1:]]  # after GetGrades: the scores are known
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         try:
@@ -116,7 +129,7 @@ def _kind(meta: dict, hidden: bool) -> str:
     return "hidden tests" if hidden else "visible tests"
 
 
-def _first_failure(cell: NotebookNode) -> str:
+def first_failure(cell: NotebookNode) -> str:
     """The message the cell failed with (the first failing case stops the cell), or '' if it did not fail. Where the
     grader flagged the cell, its note comes first: the trusted check decided the points."""
     notes = [o["text"].strip() for o in cell.get("outputs", []) if str(o.get("text", "")).startswith(FLAG_NOTE)]
@@ -133,12 +146,8 @@ def _first_failure(cell: NotebookNode) -> str:
 def _result(label: str, meta: dict, message: str) -> NotebookNode:
     """A line giving the cell's result before the cell: one block of HTML, everything in it escaped."""
     score, points = float(meta.get("score") or 0), float(meta.get("points") or 0)
-    if message:
-        said = f"<pre>{html.escape(message)}</pre>"
-    elif score < points:  # the cell ran without an error, and the trusted check still gave no points
-        said = " \N{EM DASH} the grader's own check of this part did not pass"
-    else:
-        said = " \N{EM DASH} no failure"
+    words = html.escape(result_words(score, points, message))
+    said = f"<pre>{words}</pre>" if message else f" \N{EM DASH} {words}"
     block = f'<div class="feedback-result"><b>{html.escape(label)}</b>: {score:g} / {points:g} points{said}</div>'
     return nbformat.v4.new_markdown_cell(block.replace("\r", "").replace("\n", "&#10;"))
 

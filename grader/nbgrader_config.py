@@ -51,9 +51,19 @@ c.Autograde.autograde_preprocessors = [
 # The cell time limit of nbgrader's own commands and of `grader validate`/`check` (autograde has --timeout).
 c.Execute.timeout = 300
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-# A local exchange (`make lab` creates it), so the Formgrader's release and collect work on one machine. Students
-# get their exercises from git (workspace/), so JupyterLab's Assignment and Course Lists are off (jupyter_config/).
-c.Exchange.root = str(ROOT / "work" / "exchange")
+# Feedback pages, however generated (`python -m grader feedback`, the Formgrader's Generate Feedback buttons): each
+# graded cell named by its part with its result first, hidden tests hidden, the submission sanitized (grader.feedback).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "grader.feedback.FeedbackByPart",
+    "grader.sanitize.SanitizeSubmission",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+# nbgrader's exchange: on a JupyterHub the shared folder of GRADER_EXCHANGE (hub/jupyterhub_config.py sets it for
+# every server it starts); otherwise a local one (`make lab` creates it), so the Formgrader's release and collect work
+# on one machine. There, students get their exercises from git (workspace/), and JupyterLab's Assignment and Course
+# Lists are off (jupyter_config/).
+c.Exchange.root = os.environ.get("GRADER_EXCHANGE") or str(ROOT / "work" / "exchange")
 
 
 def command_line_settings(args: list[str], sections: tuple[str, ...]) -> object:

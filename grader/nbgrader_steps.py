@@ -131,10 +131,7 @@ class TrustedCheck(NbGraderPreprocessor):
         with Gradebook(ids["db_url"]) as gradebook:
             reasons = _record_verdict(gradebook, verdict, ids["notebook"], ids["assignment"], ids["student"])
             _comment(gradebook, nb, reasons, ids)
-        for _, cell, meta in nbgrader_cells(nb):
-            if meta.get("grade_id") in reasons:
-                note = f"{FLAG_NOTE}: {reasons[meta['grade_id']]}\n"
-                cell.outputs = [*cell.get("outputs", []), new_output("stream", name="stderr", text=note)]
+        note_disagreements(nb, reasons)
         if self.grading is not None:
             self.grading.flags += [f"{grade_id}: {reason}" for grade_id, reason in reasons.items()]
             self.grading.mistakes.update(verdict.mistakes)
@@ -144,18 +141,34 @@ class TrustedCheck(NbGraderPreprocessor):
 def _record_verdict(gradebook: Gradebook, verdict: Verdict, notebook: str, assignment: str, student: str) -> dict:
     """Store the trusted points; return {grade_id: reason} for each cell where the notebook's tests said otherwise,
     and set nbgrader's flag on the submitted notebook if there is any (a flag set before is never cleared here)."""
-    reasons = {}
-    for grade_id, trusted in verdict.points.items():
-        grade = gradebook.find_grade(grade_id, notebook, assignment, student)
-        notebook_said = float(grade.auto_score or 0.0)
-        if notebook_said != trusted:
-            why = f" ({verdict.reasons[grade_id]})" if grade_id in verdict.reasons else ""
-            reasons[grade_id] = f"the notebook's tests gave {notebook_said:g}, the trusted check {trusted:g}{why}"
-        grade.auto_score = trusted
+    grades = {grade_id: gradebook.find_grade(grade_id, notebook, assignment, student) for grade_id in verdict.points}
+    reasons = disagreements(verdict, {grade_id: float(grade.auto_score or 0.0) for grade_id, grade in grades.items()})
+    for grade_id, grade in grades.items():
+        grade.auto_score = verdict.points[grade_id]
     if reasons:
         gradebook.find_submission_notebook(notebook, assignment, student).flagged = True
     gradebook.db.commit()
     return reasons
+
+
+def disagreements(verdict: Verdict, notebook_said: dict[str, float]) -> dict[str, str]:
+    """{grade_id: reason} for each graded test cell whose points by the notebook's own tests (`notebook_said`)
+    differ from the trusted check's."""
+    reasons = {}
+    for grade_id, trusted in verdict.points.items():
+        said = notebook_said.get(grade_id, 0.0)
+        if said != trusted:
+            why = f" ({verdict.reasons[grade_id]})" if grade_id in verdict.reasons else ""
+            reasons[grade_id] = f"the notebook's tests gave {said:g}, the trusted check {trusted:g}{why}"
+    return reasons
+
+
+def note_disagreements(nb: NotebookNode, reasons: dict[str, str]) -> None:
+    """Write each reason beside its test cell, as an output (the feedback shows it as the cell's first failure)."""
+    for _, cell, meta in nbgrader_cells(nb):
+        if meta.get("grade_id") in reasons:
+            note = f"{FLAG_NOTE}: {reasons[meta['grade_id']]}\n"
+            cell.outputs = [*cell.get("outputs", []), new_output("stream", name="stderr", text=note)]
 
 
 def _comment(gradebook: Gradebook, nb: NotebookNode, reasons: dict[str, str], ids: dict) -> None:

@@ -24,6 +24,11 @@ def read_notebook(path: Path) -> NotebookNode:
         raise CourseError(f"{name}: not a notebook (the file is not UTF-8 text)") from None
     except OSError as error:
         raise CourseError(f"{name}: cannot be read ({error.strerror})") from None
+    return parse_notebook(name, text)
+
+
+def parse_notebook(name: str, text: str) -> NotebookNode:
+    """Parse the text of an nbformat 4 notebook, or raise CourseError naming it (`name`) and what is wrong."""
     if not text.strip():
         raise CourseError(f"{name}: not a notebook (the file is empty)")
     try:

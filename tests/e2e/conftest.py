@@ -91,20 +91,25 @@ def lab(browser: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[L
     """`make lab` with the app exposed to page scripts, fresh user settings and workspaces, nothing phoning home.
 
     It asks for `browser` first, so that without Chromium the tests are skipped before a server is started."""
+    with running_lab(tmp_path_factory.mktemp("jupyter-runtime"), isolated_lab_args(tmp_path_factory)) as server:
+        yield server
+
+
+def isolated_lab_args(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """JupyterLab's options for a test server: the app exposed to page scripts, fresh user settings (LAB_SETTINGS)
+    and workspaces, nothing phoning home."""
     settings = tmp_path_factory.mktemp("lab-user-settings")
     for plugin, values in LAB_SETTINGS.items():
         target = settings / f"{plugin}.jupyterlab-settings"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(values))
-    args = (
+    return (
         "--LabApp.expose_app_in_browser=True",
         "--LabApp.collaborative=False",
         "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
         f"--LabApp.user_settings_dir={settings}",
         f"--LabApp.workspaces_dir={tmp_path_factory.mktemp('lab-workspaces')}",
     )
-    with running_lab(tmp_path_factory.mktemp("jupyter-runtime"), args) as server:
-        yield server
 
 
 class Writes:

@@ -56,9 +56,11 @@ class Lab:
 
 
 @contextlib.contextmanager
-def running_lab(runtime: Path, extra_args: tuple[str, ...] = (), make_vars: tuple[str, ...] = ()) -> Iterator[Lab]:
-    """Start `make lab` with LAB_ARGS (port, token, `extra_args`) and `make_vars` (`NAME=value`), wait until it
-    answers, stop its process group.
+def running_lab(
+    runtime: Path, extra_args: tuple[str, ...] = (), make_vars: tuple[str, ...] = (), root: Path = REPO
+) -> Iterator[Lab]:
+    """Start `make lab` in `root` (the course, or a student edition) with LAB_ARGS (port, token, `extra_args`) and
+    `make_vars` (`NAME=value`, or make's options), wait until it answers, stop its process group.
 
     `runtime` is a fresh folder for the server's runtime files and its log (`lab.log`).
     """
@@ -68,7 +70,7 @@ def running_lab(runtime: Path, extra_args: tuple[str, ...] = (), make_vars: tupl
     log = log_path.open("w")
     process = subprocess.Popen(
         ["make", "-s", "lab", f"LAB_ARGS={args}", *make_vars],
-        cwd=REPO,
+        cwd=root,
         env=dict(os.environ, JUPYTER_RUNTIME_DIR=str(runtime)),
         stdout=log,
         stderr=subprocess.STDOUT,

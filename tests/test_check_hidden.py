@@ -1,0 +1,97 @@
+"""`grader check --hidden`: someone studying alone with solutions/ gets each part's points and first failing case as
+grading and its feedback give them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.autograde import autograde, plan
+from grader.check import PartResult, check_hidden
+from grader.course import default_db_url
+from grader.feedback import first_failure, graded_parts, result_words
+from grader.gradebook import cell_scores
+from grader.hidden_tests import BEGIN
+from grader.sample_class import write_class
+from grader.sandbox import start_sandbox
+from grader.trusted import TrustedChecker
+from tests.conftest import grader_process
+
+ASSIGNMENT = "ex01_slots"
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+
+
+@dataclass
+class Graded:
+    work: Path
+    expected: dict[str, dict[str, float]]  # mistakes.py: student -> {grade_id: points}
+    autograded: dict[str, dict[str, float]]  # the gradebook after `autograde`
+    checked: dict[str, list[PartResult]]  # check_hidden of the same notebooks
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
+    """Every scripted student of the assignment (full, blank and each typical mistake), autograded, and checked with
+    hidden tests in the same sandbox."""
+    work = tmp_path_factory.mktemp("check_hidden") / "work"
+    expected = write_class(ASSIGNMENT, work / "submitted")
+    with start_sandbox(work, workers=2) as sandbox:
+        autograde(plan(ASSIGNMENT, work), work, workers=2, sandbox=sandbox)
+        checker = TrustedChecker(ASSIGNMENT, sandbox)
+        checked = {s: check_hidden(work / "submitted" / s / ASSIGNMENT / NOTEBOOK, checker) for s in expected}
+    scores = cell_scores(default_db_url(work))
+    return Graded(work, expected, {s: scores[s][ASSIGNMENT] for s in expected}, checked)
+
+
+def test_check_hidden_gives_every_scripted_student_the_points_of_autograde(graded: Graded) -> None:
+    assert len(graded.expected) > 10  # full, blank and the scripted mistakes
+    for student, results in graded.checked.items():
+        points = {r.grade_id: r.score for r in results}
+        assert points == graded.autograded[student] == graded.expected[student], student
+    assert {sum(r.score for r in results) for results in graded.checked.values()} != {12.0}, "some must lose points"
+
+
+def test_check_hidden_says_of_each_part_what_the_feedback_says(graded: Graded) -> None:
+    """Label, points and first failure of each graded test cell, as grader.feedback reads them from the autograded
+    notebook and the gradebook."""
+    for student, results in graded.checked.items():
+        autograded = nbformat.read(graded.work / "autograded" / student / ASSIGNMENT / NOTEBOOK, 4)
+        scores = graded.autograded[student]
+        feedback = []
+        for cell, label, _ in graded_parts(autograded.cells, BEGIN):
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if label and grade_id in scores:
+                points = float(cell.metadata.nbgrader.points)
+                said = result_words(scores[grade_id], points, first_failure(cell))
+                feedback.append(PartResult(grade_id, label, scores[grade_id], points, said))
+        assert results == feedback, student
+    failed = [r for r in graded.checked["flag_tables_as_hook_tables"] if r.score < r.points]
+    assert [r.label for r in failed] == ["Part 1: which group does each slot belong to? \N{EM DASH} hidden tests"]
+    assert failed[0].said.startswith("AssertionError: ") and "clause" in failed[0].said
+
+
+def test_check_hidden_from_the_terminal(graded: Graded) -> None:
+    notebook = graded.work / "submitted" / "flag_tables_as_hook_tables" / ASSIGNMENT / NOTEBOOK
+    run = grader_process("check", str(notebook), "--hidden")
+    assert run.returncode == 1, run.stderr
+    lines = run.stdout.splitlines()
+    assert "Part 1: which group does each slot belong to? \N{EM DASH} hidden tests: 0 / 4 points" in lines
+    assert "Part 2: a copy that shares the parameters \N{EM DASH} hidden tests: 4 / 4 points" in lines
+    assert lines[-1] == "with hidden tests: 8 of 12 points, as grading gives them"
+    full = grader_process("check", str(graded.work / "submitted" / "full" / ASSIGNMENT / NOTEBOOK), "--hidden")
+    assert full.returncode == 0 and full.stdout.splitlines()[-1].startswith("with hidden tests: 12 of 12"), full.stdout
+
+
+
+def test_check_hidden_refuses_a_notebook_that_lost_a_graded_cell(graded: Graded, tmp_path: Path) -> None:
+    """nbgrader cannot grade it (grading gives it nothing): check says so rather than count the cells left."""
+    notebook = nbformat.read(graded.work / "submitted" / "full" / ASSIGNMENT / NOTEBOOK, 4)
+    notebook.cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_copy_hidden"]
+    lost = tmp_path / NOTEBOOK
+    nbformat.write(notebook, lost)
+    run = grader_process("check", str(lost), "--hidden")
+    assert run.returncode == 1
+    assert run.stderr.strip() == f"error: {lost}: graded cell test_copy_hidden is missing; grading would fail"
