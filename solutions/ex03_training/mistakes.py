@@ -1,12 +1,8 @@
-"""Synthetic wrong answers to exercise 3 and the points each graded cell must give them.
+"""Typical answers to exercise 3 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex03_training"
+SOLUTION = Solution(__file__)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: module_modes
@@ -26,18 +22,19 @@ MODES_CHILDREN_ONLY = '''def module_modes(model):
 
 # Asks named_modules() for every occurrence: a submodule registered in two places is listed twice
 # (under each of its names), which the visible test with a tied encoder/decoder already catches.
-MODES_SHARED_TWICE = '''def module_modes(model):
-    """Return {qualified name: training flag} for every module of model, in named_modules() order.
-
-    Raise TypeError naming the first module (in that order) whose flag is not a bool.
-    """
-    modes = {}
-    for name, module in model.named_modules(remove_duplicate=False):
-        if not isinstance(module.training, bool):
-            raise TypeError(f"the training flag of {name!r} is not a bool")
-        modes[name] = module.training
-    return modes
-'''
+MODES_SHARED_TWICE = SOLUTION.edited_answer(
+    MODES_CHILDREN_ONLY,
+    '''
+-    modes = {"": model.training}
+-    for name, child in model.named_children():
+-        modes[name] = child.training
++    modes = {}
++    for name, module in model.named_modules(remove_duplicate=False):
++        if not isinstance(module.training, bool):
++            raise TypeError(f"the training flag of {name!r} is not a bool")
++        modes[name] = module.training
+''',
+)
 
 # Calls model.train() "to make sure the flags are clean" before reading them: every flag is now True.
 MODES_CALLS_TRAIN_FIRST = '''def module_modes(model):
@@ -50,36 +47,34 @@ MODES_CALLS_TRAIN_FIRST = '''def module_modes(model):
 '''
 
 # Right names and order, but hands back whatever the flag holds: 'yes', 1 or None instead of a TypeError.
-MODES_NO_TYPE_CHECK = '''def module_modes(model):
-    """Return {qualified name: training flag} for every module of model, in named_modules() order.
-
-    Raise TypeError naming the first module (in that order) whose flag is not a bool.
-    """
-    return {name: module.training for name, module in model.named_modules()}
-'''
+MODES_NO_TYPE_CHECK = SOLUTION.edited_answer(
+    MODES_CALLS_TRAIN_FIRST,
+    '''
+-    model.train()
+''',
+)
 
 # Converts every flag with bool(): 'False' becomes True, and nothing is ever reported.
-MODES_BOOL_COERCION = '''def module_modes(model):
-    """Return {qualified name: training flag} for every module of model, in named_modules() order.
-
-    Raise TypeError naming the first module (in that order) whose flag is not a bool.
-    """
-    return {name: bool(module.training) for name, module in model.named_modules()}
-'''
+MODES_BOOL_COERCION = SOLUTION.edited_answer(
+    MODES_NO_TYPE_CHECK,
+    '''
+-    return {name: module.training for name, module in model.named_modules()}
++    return {name: bool(module.training) for name, module in model.named_modules()}
+''',
+)
 
 # Checks the types, but reports the module's class instead of its qualified name.
-MODES_ERROR_WITHOUT_NAME = '''def module_modes(model):
-    """Return {qualified name: training flag} for every module of model, in named_modules() order.
-
-    Raise TypeError naming the first module (in that order) whose flag is not a bool.
-    """
-    modes = {}
-    for name, module in model.named_modules():
-        if type(module.training) is not bool:
-            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
-        modes[name] = module.training
-    return modes
-'''
+MODES_ERROR_WITHOUT_NAME = SOLUTION.edited_answer(
+    MODES_SHARED_TWICE,
+    '''
+-    for name, module in model.named_modules(remove_duplicate=False):
+-        if not isinstance(module.training, bool):
+-            raise TypeError(f"the training flag of {name!r} is not a bool")
++    for name, module in model.named_modules():
++        if type(module.training) is not bool:
++            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
+''',
+)
 
 # A correct part 1 without named_modules(): its own pre-order walk over _modules, with a set of visited ids.
 MODES_CORRECT_OWN_WALK = '''def module_modes(model):
@@ -106,67 +101,56 @@ MODES_CORRECT_OWN_WALK = '''def module_modes(model):
 '''
 
 # Returns an OrderedDict "to be sure the order is kept": the right entries, but not a plain dict.
-MODES_ORDERED_DICT = '''def module_modes(model):
-    """Return {qualified name: training flag} for every module of model, in named_modules() order.
-
-    Raise TypeError naming the first module (in that order) whose flag is not a bool.
-    """
-    from collections import OrderedDict
-
-    modes = OrderedDict()
-    for name, module in model.named_modules():
-        if type(module.training) is not bool:
-            raise TypeError(f"the training flag of {name!r} is not a bool")
-        modes[name] = module.training
-    return modes
-'''
+MODES_ORDERED_DICT = SOLUTION.edited_answer(
+    MODES_ERROR_WITHOUT_NAME,
+    '''
+-    modes = {}
++    from collections import OrderedDict
++
++    modes = OrderedDict()
+@@
+-            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
++            raise TypeError(f"the training flag of {name!r} is not a bool")
+''',
+)
 
 # Checks every flag in named_modules() order, then returns the entries sorted by name "for readability":
 # 'dec' before 'enc', '10' before '2'.
-MODES_SORTED_NAMES = '''def module_modes(model):
-    """Return {qualified name: training flag} for every module of model, in named_modules() order.
-
-    Raise TypeError naming the first module (in that order) whose flag is not a bool.
-    """
-    modes = {}
-    for name, module in model.named_modules():
-        if type(module.training) is not bool:
-            raise TypeError(f"the training flag of {name!r} is not a bool")
-        modes[name] = module.training
-    return dict(sorted(modes.items()))
-'''
+MODES_SORTED_NAMES = SOLUTION.edited_answer(
+    MODES_ERROR_WITHOUT_NAME,
+    '''
+-            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
++            raise TypeError(f"the training flag of {name!r} is not a bool")
+@@
+-    return modes
++    return dict(sorted(modes.items()))
+''',
+)
 
 # Tests `flag not in (True, False)`: 1, 0, 1.0, a tensor and a Parameter compare equal to a bool and pass;
 # only 'yes', 'False', '' and None are reported.
-MODES_IN_TRUE_FALSE = '''def module_modes(model):
-    """Return {qualified name: training flag} for every module of model, in named_modules() order.
-
-    Raise TypeError naming the first module (in that order) whose flag is not a bool.
-    """
-    modes = {}
-    for name, module in model.named_modules():
-        if module.training not in (True, False):
-            raise TypeError(f"the training flag of {name!r} is {module.training!r}, not a bool")
-        modes[name] = module.training
-    return modes
-'''
+MODES_IN_TRUE_FALSE = SOLUTION.edited_answer(
+    MODES_ERROR_WITHOUT_NAME,
+    '''
+-        if type(module.training) is not bool:
+-            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
++        if module.training not in (True, False):
++            raise TypeError(f"the training flag of {name!r} is {module.training!r}, not a bool")
+''',
+)
 
 # Reports a bad flag with the right TypeError, but first "repairs" it to False so the model stays usable:
 # the model is changed (and a Parameter flag makes the repair itself raise).
-MODES_REPAIRS_BEFORE_RAISING = '''def module_modes(model):
-    """Return {qualified name: training flag} for every module of model, in named_modules() order.
-
-    Raise TypeError naming the first module (in that order) whose flag is not a bool.
-    """
-    modes = {}
-    for name, module in model.named_modules():
-        flag = module.training
-        if type(flag) is not bool:
-            module.training = False
-            raise TypeError(f"the training flag of {name!r} was {flag!r}, not a bool; it is now False")
-        modes[name] = flag
-    return modes
-'''
+MODES_REPAIRS_BEFORE_RAISING = SOLUTION.edited(
+    'module_modes',
+    '''
+-        if type(flag) is not bool:  # bool cannot be subclassed: this admits exactly True and False
+-            raise TypeError(f"the training flag of {name!r} is {flag!r} ({type(flag).__name__}), not a bool")
++        if type(flag) is not bool:
++            module.training = False
++            raise TypeError(f"the training flag of {name!r} was {flag!r}, not a bool; it is now False")
+''',
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: train_with_frozen_norm_stats
@@ -185,71 +169,68 @@ FROZEN_ROOT_FLAG_ONLY = '''def train_with_frozen_norm_stats(model):
 
 # Keeps the norm layers training and sets momentum=0: the statistics stay put, but num_batches_tracked
 # still counts every batch, and the layers' momentum is changed for good.
-FROZEN_MOMENTUM_ZERO = '''def train_with_frozen_norm_stats(model):
-    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
-    evaluation mode; return model."""
-    model.train()
-    for module in model.modules():
-        if isinstance(module, _NormBase) and module.track_running_stats:
-            module.momentum = 0.0
-    return model
-'''
+FROZEN_MOMENTUM_ZERO = SOLUTION.edited_answer(
+    FROZEN_ROOT_FLAG_ONLY,
+    '''
+-    model.training = True
++    model.train()
+@@
+-            module.training = False
++            module.momentum = 0.0
+''',
+)
 
 # Looks at the direct children only: right for a flat Sequential, wrong as soon as a norm layer is nested.
-FROZEN_TOP_LEVEL_ONLY = '''def train_with_frozen_norm_stats(model):
-    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
-    evaluation mode; return model."""
-    model.train()
-    for child in model.children():
-        if isinstance(child, _NormBase) and child.track_running_stats:
-            child.training = False
-    return model
-'''
+FROZEN_TOP_LEVEL_ONLY = SOLUTION.edited_answer(
+    FROZEN_MOMENTUM_ZERO,
+    '''
+-    for module in model.modules():
+-        if isinstance(module, _NormBase) and module.track_running_stats:
+-            module.momentum = 0.0
++    for child in model.children():
++        if isinstance(child, _NormBase) and child.track_running_stats:
++            child.training = False
+''',
+)
 
 # Freezes the norm layers' parameters instead: the running statistics still move in training mode,
 # and weight and bias stop learning.
-FROZEN_REQUIRES_GRAD = '''def train_with_frozen_norm_stats(model):
-    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
-    evaluation mode; return model."""
-    model.train()
-    for module in model.modules():
-        if isinstance(module, _NormBase):
-            module.requires_grad_(False)
-    return model
-'''
+FROZEN_REQUIRES_GRAD = SOLUTION.edited_answer(
+    FROZEN_MOMENTUM_ZERO,
+    '''
+-        if isinstance(module, _NormBase) and module.track_running_stats:
+-            module.momentum = 0.0
++        if isinstance(module, _NormBase):
++            module.requires_grad_(False)
+''',
+)
 
 # Puts every _NormBase in eval mode, also those built with track_running_stats=False.
-FROZEN_IGNORES_TRACK_RUNNING_STATS = '''def train_with_frozen_norm_stats(model):
-    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
-    evaluation mode; return model."""
-    model.train()
-    for module in model.modules():
-        if isinstance(module, _NormBase):
-            module.training = False
-    return model
-'''
+FROZEN_IGNORES_TRACK_RUNNING_STATS = SOLUTION.edited_answer(
+    FROZEN_REQUIRES_GRAD,
+    '''
+-            module.requires_grad_(False)
++            module.training = False
+''',
+)
 
 # Tests for the BatchNorm family only: an InstanceNorm with running statistics keeps training.
-FROZEN_BATCHNORM_ONLY = '''def train_with_frozen_norm_stats(model):
-    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
-    evaluation mode; return model."""
-    model.train()
-    for module in model.modules():
-        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats:
-            module.training = False
-    return model
-'''
+FROZEN_BATCHNORM_ONLY = SOLUTION.edited_answer(
+    FROZEN_IGNORES_TRACK_RUNNING_STATS,
+    '''
+-        if isinstance(module, _NormBase):
++        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats:
+''',
+)
 
 # Calls eval() on each norm layer: eval() recurses, so a norm layer's own Dropout stops dropping.
-FROZEN_EVAL_RECURSES = '''def train_with_frozen_norm_stats(model):
-    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
-    evaluation mode; return model."""
-    model.train()
-    for module in model.modules():
-        if isinstance(module, _NormBase) and module.track_running_stats:
-            module.eval()
-    return model
-'''
+FROZEN_EVAL_RECURSES = SOLUTION.edited_answer(
+    FROZEN_MOMENTUM_ZERO,
+    '''
+-            module.momentum = 0.0
++            module.eval()
+''',
+)
 
 # Its own pre-order walk that calls train(mode) on each module and skips modules already visited. train()
 # recurses, so visiting a parent resets everything below it; that is repaired further down the walk, except
@@ -436,165 +417,38 @@ ANSWERS = {
     },
 }
 
-# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
-EXPECTED = {
-    "modes_children_only": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
+# student -> the points each graded test cell (the columns) must give.
+EXPECTED = SOLUTION.points(
+    ("test_module_modes_visible", "test_module_modes_hidden", "test_frozen_visible", "test_frozen_hidden"),
+    {
+        "modes_children_only": (0, 0, 0, 0),
+        "modes_shared_twice": (0, 0, 0, 0),
+        "modes_calls_train_first": (0, 0, 2, 4),
+        "modes_no_type_check": (2, 0, 0, 0),
+        "modes_bool_coercion": (2, 0, 0, 0),
+        "modes_error_without_name": (2, 0, 0, 0),
+        "frozen_root_flag_only": (2, 4, 0, 0),
+        "frozen_momentum_zero": (0, 0, 0, 0),
+        "frozen_top_level_only": (0, 0, 2, 0),
+        "frozen_requires_grad": (0, 0, 0, 0),
+        "frozen_ignores_track_running_stats": (0, 0, 2, 0),
+        "frozen_batchnorm_only": (0, 0, 2, 0),
+        "frozen_eval_recurses": (0, 0, 0, 0),
+        "modes_ordered_dict": (0, 0, 0, 0),
+        "modes_sorted_names": (2, 0, 0, 0),
+        "modes_in_true_false": (2, 0, 0, 0),
+        "modes_repairs_before_raising": (2, 0, 0, 0),
+        "frozen_train_then_switch": (0, 0, 2, 0),
+        "frozen_returns_nothing": (0, 0, 0, 0),
+        "frozen_batchnorm_family_only": (0, 0, 2, 0),
+        "frozen_freezes_subtree": (0, 0, 0, 0),
+        "frozen_walks_attributes": (0, 0, 2, 0),
+        "frozen_sets_requires_grad": (0, 0, 2, 0),
+        "frozen_sets_before_checking": (0, 0, 2, 0),
+        "frozen_recursive_train_with_memo": (2, 0, 2, 0),
+        "alternative_correct": (2, 4, 2, 4),
     },
-    "modes_shared_twice": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "modes_calls_train_first": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 4,
-    },
-    "modes_no_type_check": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "modes_bool_coercion": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "modes_error_without_name": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_root_flag_only": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 4,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_momentum_zero": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_top_level_only": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_requires_grad": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_ignores_track_running_stats": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_batchnorm_only": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_eval_recurses": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "modes_ordered_dict": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "modes_sorted_names": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "modes_in_true_false": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "modes_repairs_before_raising": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_train_then_switch": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_returns_nothing": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_batchnorm_family_only": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_freezes_subtree": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 0,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_walks_attributes": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_sets_requires_grad": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_sets_before_checking": {
-        "test_module_modes_visible": 0,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "frozen_recursive_train_with_memo": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 0,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 0,
-    },
-    "alternative_correct": {
-        "test_module_modes_visible": 2,
-        "test_module_modes_hidden": 4,
-        "test_frozen_visible": 2,
-        "test_frozen_hidden": 4,
-    },
-}
+)
 
 
 # hidden test grade_id -> {clause of its part's contract: a student above whose answer breaks that clause alone}.

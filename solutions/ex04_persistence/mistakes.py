@@ -1,19 +1,9 @@
-"""Synthetic wrong answers to exercise 4 and the points each graded cell must give them.
+"""Typical answers to exercise 4 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex04_persistence"
+SOLUTION = Solution(__file__)
 
-
-def _variant(base: str, old: str, new: str) -> str:
-    """base with the one occurrence of old replaced by new (a student who got one step wrong)."""
-    if base.count(old) != 1:
-        raise ValueError(f"expected exactly one occurrence of {old!r}")
-    return base.replace(old, new)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -97,40 +87,46 @@ MIGRATE_RENAMES_ONLY_VERSION_1 = '''def migrate_state_dict(state_dict, prefix, v
 '''
 
 # Treats version 2 as current ("release 2 already has mean"): a version-2 checkpoint keeps its steps.
-MIGRATE_SKIPS_VERSION_2 = '''def migrate_state_dict(state_dict, prefix, version):
-    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
-    migrated = OrderedDict(state_dict)
-    if version is None or version == 1:
-        if prefix + "running_mean" in migrated:
-            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
-        migrated.pop(prefix + "steps", None)
-    return migrated
-'''
+MIGRATE_SKIPS_VERSION_2 = SOLUTION.edited_answer(
+    MIGRATE_DROPS_STEPS_ALWAYS,
+    '''
+-    migrated = dict(state_dict)
++    migrated = OrderedDict(state_dict)
+@@
+-    migrated.pop(prefix + "steps", None)  # steps is never loaded any more
++        migrated.pop(prefix + "steps", None)
+''',
+)
 
 # Clones every value "to be safe": the right keys and values, but no longer the checkpoint's own tensors.
-MIGRATE_CLONES_VALUES = '''def migrate_state_dict(state_dict, prefix, version):
-    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
-    migrated = OrderedDict((key, value.clone()) for key, value in state_dict.items())
-    if version is None or version < 2:
-        if prefix + "running_mean" in migrated:
-            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
-    if version is None or version < 3:
-        migrated.pop(prefix + "steps", None)
-    return migrated
-'''
+MIGRATE_CLONES_VALUES = SOLUTION.edited_answer(
+    MIGRATE_SKIPS_VERSION_2,
+    '''
+-    migrated = OrderedDict(state_dict)
+-    if version is None or version == 1:
++    migrated = OrderedDict((key, value.clone()) for key, value in state_dict.items())
++    if version is None or version < 2:
+@@
+             migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
++    if version is None or version < 3:
+''',
+)
 
 # Returns the checkpoint itself when there is nothing to migrate (version 3): not a new dict.
-MIGRATE_RETURNS_CURRENT_AS_IS = '''def migrate_state_dict(state_dict, prefix, version):
-    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
-    if version == 3:
-        return state_dict  # already in the current layout
-    migrated = OrderedDict(state_dict)
-    if version is None or version < 2:
-        if prefix + "running_mean" in migrated:
-            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
-    migrated.pop(prefix + "steps", None)
-    return migrated
-'''
+MIGRATE_RETURNS_CURRENT_AS_IS = SOLUTION.edited_answer(
+    MIGRATE_SKIPS_VERSION_2,
+    '''
+     """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
++    if version == 3:
++        return state_dict  # already in the current layout
+@@
+-    if version is None or version == 1:
++    if version is None or version < 2:
+@@
+-        migrated.pop(prefix + "steps", None)
++    migrated.pop(prefix + "steps", None)
+''',
+)
 
 # A correct part 1, written as a table of renames (None meaning: drop the key).
 MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
@@ -235,32 +231,40 @@ _MODEL_SIDE_PREFIX_STEP = """    elif model_shapes and all_wrapped(model_shapes)
 
 # No prefix step at all: a checkpoint saved through nn.DataParallel comes out as N missing keys and
 # N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed key).
-EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = _variant(EXPLAIN_STEPWISE, _PREFIX_STEP + _MODEL_SIDE_PREFIX_STEP, "")
+EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = SOLUTION.edited_answer(
+    EXPLAIN_STEPWISE,
+    (_PREFIX_STEP + _MODEL_SIDE_PREFIX_STEP, ""),
+)
 
 # Finds the extra "module." on the checkpoint only, never on a model wrapped in nn.DataParallel.
-EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = _variant(EXPLAIN_STEPWISE, _MODEL_SIDE_PREFIX_STEP, "")
+EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = SOLUTION.edited_answer(EXPLAIN_STEPWISE, (_MODEL_SIDE_PREFIX_STEP, ""))
 
 # Never looks at the non-persistent buffers: a flipped buffer is reported as an unexpected key.
-EXPLAIN_IGNORES_FLIPS = _variant(EXPLAIN_STEPWISE, "        elif name in buffer_key_named:", "        elif False:")
+EXPLAIN_IGNORES_FLIPS = SOLUTION.edited_answer(
+    EXPLAIN_STEPWISE,
+    ("        elif name in buffer_key_named:", "        elif False:"),
+)
 
 # Pairs every left-over checkpoint key with its first free candidate: ambiguous renames are guessed.
-EXPLAIN_GREEDY_RENAMES = _variant(
+EXPLAIN_GREEDY_RENAMES = SOLUTION.edited_answer(
     EXPLAIN_STEPWISE,
-    """        if len(options) == 1 and options_for[options[0]] == [key]:
+    (
+        """        if len(options) == 1 and options_for[options[0]] == [key]:
             renamed[key] = options[0]
             findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
 """,
-    """        free = [other for other in options if other not in renamed.values()]
+        """        free = [other for other in options if other not in renamed.values()]
         if free:  # pair with the first model key still free
             renamed[key] = free[0]
             findings.append(finding("renamed key", key, free[0], checkpoint_shapes[key], model_shapes[free[0]]))
 """,
+    ),
 )
 
 # Strips "module." from the checkpoint's own keys, in place, before comparing.
-EXPLAIN_MUTATES_CHECKPOINT = _variant(
-    _variant(
-        EXPLAIN_STEPWISE,
+EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited_answer(
+    EXPLAIN_STEPWISE,
+    (
         """    checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
 """,
         """    prefixed = bool(state_dict) and all(key.startswith(wrapper) for key in state_dict)
@@ -270,67 +274,78 @@ EXPLAIN_MUTATES_CHECKPOINT = _variant(
     checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
 """,
     ),
-    _PREFIX_STEP,
-    """    if prefixed and not all_wrapped(model_shapes):
+    (
+        _PREFIX_STEP,
+        """    if prefixed and not all_wrapped(model_shapes):
         findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
 """,
+    ),
 )
 
 # Tries load_state_dict(strict=False) on the model itself first: it overwrites the model's weights.
-EXPLAIN_LOADS_INTO_MODEL = _variant(
+EXPLAIN_LOADS_INTO_MODEL = SOLUTION.edited_answer(
     EXPLAIN_STEPWISE,
-    """    wrapper = "module."
+    (
+        """    wrapper = "module."
 """,
-    """    try:
+        """    try:
         model.load_state_dict(state_dict, strict=False)  # just to see what torch says
     except RuntimeError:
         pass
     wrapper = "module."
 """,
+    ),
 )
 
 # Compares the number of elements instead of the shape: a transposed weight or a () saved as (1,) is no mismatch.
-EXPLAIN_COMPARES_SIZES = _variant(
+EXPLAIN_COMPARES_SIZES = SOLUTION.edited_answer(
     EXPLAIN_STEPWISE,
-    "            if checkpoint_shapes[key] != model_shapes[model_key]:",
-    "            if torch.Size(checkpoint_shapes[key]).numel() != torch.Size(model_shapes[model_key]).numel():",
+    (
+        "            if checkpoint_shapes[key] != model_shapes[model_key]:",
+        "            if torch.Size(checkpoint_shapes[key]).numel() != torch.Size(model_shapes[model_key]).numel():",
+    ),
 )
 
 # Counts a model key as matched only when the shapes agree: a key with a shape mismatch is also reported missing.
-EXPLAIN_MISMATCH_ALSO_MISSING = _variant(
+EXPLAIN_MISMATCH_ALSO_MISSING = SOLUTION.edited_answer(
     EXPLAIN_STEPWISE,
-    "            matched.add(model_key)",
-    """            if checkpoint_shapes[key] == model_shapes[model_key]:
+    (
+        "            matched.add(model_key)",
+        """            if checkpoint_shapes[key] == model_shapes[model_key]:
                 matched.add(model_key)""",
+    ),
 )
 
 # Sorts by kind only: within a kind, the findings stay in the order they were found.
-EXPLAIN_SORTS_BY_KIND_ONLY = _variant(
+EXPLAIN_SORTS_BY_KIND_ONLY = SOLUTION.edited_answer(
     EXPLAIN_STEPWISE,
-    '(KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or "")',
-    'KINDS.index(item["kind"])',
+    ('(KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or "")', 'KINDS.index(item["kind"])'),
 )
 
 # Reads every name of the non-persistent set as a tensor: a non-persistent buffer that holds None has no shape, and
 # the call fails with AttributeError instead of calling the checkpoint's key of that name unexpected.
-EXPLAIN_FORGETS_NONE_BUFFERS = _variant(
+EXPLAIN_FORGETS_NONE_BUFFERS = SOLUTION.edited_answer(
     EXPLAIN_STEPWISE,
-    """        for name, buffer in module._buffers.items():
+    (
+        """        for name, buffer in module._buffers.items():
             if buffer is not None and name in module._non_persistent_buffers_set:
                 buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
 """,
-    """        for name in module._non_persistent_buffers_set:
+        """        for name in module._non_persistent_buffers_set:
             buffer_shapes[f"{path}.{name}" if path else name] = tuple(module._buffers[name].shape)
 """,
+    ),
 )
 
 # Returns None when there is nothing to report, instead of an empty list.
-EXPLAIN_NONE_WHEN_NOTHING = _variant(
+EXPLAIN_NONE_WHEN_NOTHING = SOLUTION.edited_answer(
     EXPLAIN_STEPWISE,
-    """    return findings
+    (
+        """    return findings
 """,
-    """    return findings or None
+        """    return findings or None
 """,
+    ),
 )
 
 # A correct part 2 written differently: the non-persistent keys from named_buffers(), the pairs from counts.
@@ -429,39 +444,33 @@ ANSWERS = {
 }
 
 
-def _points(migrate_visible: int, migrate_hidden: int, explain_visible: int, explain_hidden: int) -> dict[str, int]:
-    return {
-        "test_migrate_visible": migrate_visible,
-        "test_migrate_hidden": migrate_hidden,
-        "test_explain_visible": explain_visible,
-        "test_explain_hidden": explain_hidden,
-    }
-
-
-# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
-EXPECTED = {
-    "migration_forgets_none": _points(2, 0, 2, 4),
-    "migration_mutates_caller": _points(0, 0, 0, 0),
-    "migration_only_top_level": _points(2, 0, 2, 0),
-    "migration_drops_unknown_keys": _points(0, 0, 2, 0),
-    "migration_drops_steps_always": _points(2, 0, 0, 0),
-    "explain_prefix_as_missing_and_unexpected": _points(2, 4, 0, 0),
-    "explain_ignores_flips": _points(0, 0, 0, 0),
-    "explain_mutates_checkpoint": _points(0, 0, 0, 0),
-    "explain_loads_into_model": _points(0, 0, 0, 0),
-    "migration_renames_only_version_1": _points(2, 0, 0, 0),
-    "migration_skips_version_2": _points(0, 0, 0, 0),
-    "migration_clones_values": _points(0, 0, 0, 0),
-    "migration_returns_current_as_is": _points(2, 0, 0, 0),
-    "explain_ignores_model_side_prefix": _points(0, 0, 2, 0),
-    "explain_compares_sizes": _points(0, 0, 2, 0),
-    "explain_greedy_renames": _points(0, 0, 2, 0),
-    "explain_mismatch_also_missing": _points(0, 0, 0, 0),
-    "explain_sorts_by_kind_only": _points(0, 0, 2, 0),
-    "explain_none_when_nothing": _points(0, 0, 0, 0),
-    "explain_forgets_none_buffers": _points(0, 0, 2, 0),
-    "alternative_correct": _points(2, 4, 2, 4),
-}
+# student -> the points each graded test cell (the columns) must give.
+EXPECTED = SOLUTION.points(
+    ("test_migrate_visible", "test_migrate_hidden", "test_explain_visible", "test_explain_hidden"),
+    {
+        "migration_forgets_none": (2, 0, 2, 4),
+        "migration_mutates_caller": (0, 0, 0, 0),
+        "migration_only_top_level": (2, 0, 2, 0),
+        "migration_drops_unknown_keys": (0, 0, 2, 0),
+        "migration_drops_steps_always": (2, 0, 0, 0),
+        "explain_prefix_as_missing_and_unexpected": (2, 4, 0, 0),
+        "explain_ignores_flips": (0, 0, 0, 0),
+        "explain_mutates_checkpoint": (0, 0, 0, 0),
+        "explain_loads_into_model": (0, 0, 0, 0),
+        "migration_renames_only_version_1": (2, 0, 0, 0),
+        "migration_skips_version_2": (0, 0, 0, 0),
+        "migration_clones_values": (0, 0, 0, 0),
+        "migration_returns_current_as_is": (2, 0, 0, 0),
+        "explain_ignores_model_side_prefix": (0, 0, 2, 0),
+        "explain_compares_sizes": (0, 0, 2, 0),
+        "explain_greedy_renames": (0, 0, 2, 0),
+        "explain_mismatch_also_missing": (0, 0, 0, 0),
+        "explain_sorts_by_kind_only": (0, 0, 2, 0),
+        "explain_none_when_nothing": (0, 0, 0, 0),
+        "explain_forgets_none_buffers": (0, 0, 2, 0),
+        "alternative_correct": (2, 4, 2, 4),
+    },
+)
 
 
 # hidden test grade_id -> {clause of its part's contract: a student above whose answer breaks that clause alone}.

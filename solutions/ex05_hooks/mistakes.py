@@ -1,12 +1,8 @@
-"""Synthetic wrong answers to exercise 5 and the points each graded cell must give them.
+"""Typical answers to exercise 5 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex05_hooks"
+SOLUTION = Solution(__file__)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: record_activations
@@ -48,37 +44,37 @@ def record_activations(model, names):
 
 # Keeps the outputs themselves: each stored tensor still requires grad and holds its grad_fn (and with it
 # the whole graph of the forward pass).
-RECORD_NO_DETACH = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in every_path:
-            raise KeyError(name)
-    canonical = {id(module): name for name, module in model.named_modules()}
-    chosen = {}
-    for name in names:
-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
-    records = {name: [] for name in chosen}
-
-    def keep(value):
-        if isinstance(value, (tuple, list)):
-            return tuple(keep(item) for item in value)
-        return value
-
-    handles = []
-    try:
-        for name, module in chosen.items():
-            store = records[name]
-            handles.append(module.register_forward_hook(
-                lambda module, args, output, store=store: store.append(keep(output))
-            ))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
+RECORD_NO_DETACH = SOLUTION.edited_answer(
+    RECORD_NO_FINALLY,
+    '''
+-    def safe(value):
+-        if isinstance(value, torch.Tensor):
+-            return value.detach()
++    def keep(value):
+@@
+-            return tuple(safe(item) for item in value)
++            return tuple(keep(item) for item in value)
+@@
+-    for name, module in chosen.items():
+-        store = records[name]
+-        handles.append(module.register_forward_hook(
+-            lambda module, args, output, store=store: store.append(safe(output))
+-        ))
+-    yield records
+-    for handle in handles:
+-        handle.remove()
++    try:
++        for name, module in chosen.items():
++            store = records[name]
++            handles.append(module.register_forward_hook(
++                lambda module, args, output, store=store: store.append(keep(output))
++            ))
++        yield records
++    finally:
++        for handle in handles:
++            handle.remove()
+''',
+)
 
 # One hook per requested name instead of one per module: a shared submodule asked for as "0" and "2"
 # gets two hooks and is recorded under both names, each call twice over.
@@ -114,149 +110,98 @@ def record_activations(model, names):
 
 # Looks each name up while registering: an invalid name that comes after a valid one raises KeyError
 # with the earlier hooks already in place, and the try/finally that would remove them is not entered yet.
-RECORD_VALIDATES_LATE = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    canonical = {id(module): name for name, module in model.named_modules()}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(safe(item) for item in value)
-        return value
-
-    records, handles = {}, []
-    for name in names:
-        module = every_path[name]
-        key = canonical[id(module)]
-        if key in records:
-            continue
-        records[key] = []
-        handles.append(module.register_forward_hook(
-            lambda module, args, output, store=records[key]: store.append(safe(output))
-        ))
-    try:
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
+RECORD_VALIDATES_LATE = SOLUTION.edited_answer(
+    RECORD_HOOK_PER_NAME,
+    '''
+-    modules = dict(model.named_modules(remove_duplicate=False))
+-    for name in names:
+-        if name not in modules:
+-            raise KeyError(name)
+-    records = {name: [] for name in names}
++    every_path = dict(model.named_modules(remove_duplicate=False))
++    canonical = {id(module): name for name, module in model.named_modules()}
+@@
+-    handles = []
++    records, handles = {}, []
++    for name in names:
++        module = every_path[name]
++        key = canonical[id(module)]
++        if key in records:
++            continue
++        records[key] = []
++        handles.append(module.register_forward_hook(
++            lambda module, args, output, store=records[key]: store.append(safe(output))
++        ))
+@@
+-        for name in records:
+-            def hook(module, args, output, store=records[name]):
+-                store.append(safe(output))
+-
+-            handles.append(modules[name].register_forward_hook(hook))
+''',
+)
 
 # The hook returns the detached output: a forward hook's return value replaces the module's output, so
 # the rest of the model computes on a tensor cut from the graph, and the parameters get no gradient.
-RECORD_HOOK_RETURNS_OUTPUT = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in every_path:
-            raise KeyError(name)
-    canonical = {id(module): name for name, module in model.named_modules()}
-    chosen = {}
-    for name in names:
-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
-    records = {name: [] for name in chosen}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(safe(item) for item in value)
-        return value
-
-    def make_hook(store):
-        def hook(module, args, output):
-            output = safe(output)
-            store.append(output)
-            return output
-
-        return hook
-
-    handles = []
-    try:
-        for name, module in chosen.items():
-            handles.append(module.register_forward_hook(make_hook(records[name])))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
+RECORD_HOOK_RETURNS_OUTPUT = SOLUTION.edited_answer(
+    RECORD_NO_DETACH,
+    '''
+-    def keep(value):
++    def safe(value):
++        if isinstance(value, torch.Tensor):
++            return value.detach()
+@@
+-            return tuple(keep(item) for item in value)
++            return tuple(safe(item) for item in value)
+@@
+         return value
++
++    def make_hook(store):
++        def hook(module, args, output):
++            output = safe(output)
++            store.append(output)
++            return output
++
++        return hook
+@@
+-            store = records[name]
+-            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(keep(output))
+-            ))
++            handles.append(module.register_forward_hook(make_hook(records[name])))
+''',
+)
 
 # Registers its hook with prepend=True "to record first": it then sees the module's output before the module's
 # own forward hooks change it, not the output the rest of the model receives.
-RECORD_PREPENDS = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in every_path:
-            raise KeyError(name)
-    canonical = {id(module): name for name, module in model.named_modules()}
-    chosen = {}
-    for name in names:
-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
-    records = {name: [] for name in chosen}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(safe(item) for item in value)
-        return value
-
-    handles = []
-    try:
-        for name, module in chosen.items():
-            store = records[name]
-            handles.append(module.register_forward_hook(
-                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
-            ))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
+RECORD_PREPENDS = SOLUTION.edited_answer(
+    RECORD_NO_DETACH,
+    '''
+-    def keep(value):
++    def safe(value):
++        if isinstance(value, torch.Tensor):
++            return value.detach()
+@@
+-            return tuple(keep(item) for item in value)
++            return tuple(safe(item) for item in value)
+@@
+-                lambda module, args, output, store=store: store.append(keep(output))
++                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
+''',
+)
 
 # Converts a tuple or list output one level deep only: the (h, c) inside an LSTM's (output, (h, c)) stays a tuple
 # of tensors still attached to the graph, and a list inside a tuple stays a list.
-RECORD_DETACHES_FIRST_LEVEL = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in every_path:
-            raise KeyError(name)
-    canonical = {id(module): name for name, module in model.named_modules()}
-    chosen = {}
-    for name in names:
-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
-    records = {name: [] for name in chosen}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(item.detach() if isinstance(item, torch.Tensor) else item for item in value)
-        return value
-
-    handles = []
-    try:
-        for name, module in chosen.items():
-            store = records[name]
-            handles.append(module.register_forward_hook(
-                lambda module, args, output, store=store: store.append(safe(output))
-            ))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
+RECORD_DETACHES_FIRST_LEVEL = SOLUTION.edited_answer(
+    RECORD_PREPENDS,
+    '''
+-            return tuple(safe(item) for item in value)
++            return tuple(item.detach() if isinstance(item, torch.Tensor) else item for item in value)
+@@
+-                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
++                lambda module, args, output, store=store: store.append(safe(output))
+''',
+)
 
 # A correct part 1 written as a class with __enter__ and __exit__ instead of contextlib.
 RECORD_CORRECT_CLASS = '''class record_activations:
@@ -310,14 +255,16 @@ STRIP_DEEPCOPY_ONLY = '''def strip_hooks(model):
 '''
 
 # Empties the original's tables, then copies: the copy is clean, but the model has lost its hooks.
-STRIP_CLEARS_ORIGINAL = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    for module in model.modules():
-        for table in HOOK_TABLES + FLAG_TABLES:
-            getattr(module, table).clear()
-        module._is_full_backward_hook = None
-    return copy.deepcopy(model)
-'''
+STRIP_CLEARS_ORIGINAL = SOLUTION.edited_answer(
+    STRIP_DEEPCOPY_ONLY,
+    '''
+     """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
++    for module in model.modules():
++        for table in HOOK_TABLES + FLAG_TABLES:
++            getattr(module, table).clear()
++        module._is_full_backward_hook = None
+''',
+)
 
 # Empties the eight hook tables of the copy and resets the flag, but leaves the three flag tables
 # holding the ids of hooks that are gone (with_kwargs=True, always_call=True).
@@ -332,49 +279,51 @@ STRIP_FORGETS_FLAG_TABLES = '''def strip_hooks(model):
 '''
 
 # Empties all eleven tables of the copy, but leaves _is_full_backward_hook as it was (True or False).
-STRIP_FORGETS_BACKWARD_FLAG = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    clean = copy.deepcopy(model)
-    for module in clean.modules():
-        for table in HOOK_TABLES + FLAG_TABLES:
-            getattr(module, table).clear()
-    return clean
-'''
+STRIP_FORGETS_BACKWARD_FLAG = SOLUTION.edited_answer(
+    STRIP_FORGETS_FLAG_TABLES,
+    '''
+-        for table in HOOK_TABLES:
++        for table in HOOK_TABLES + FLAG_TABLES:
+@@
+-        module._is_full_backward_hook = None
+''',
+)
 
 # children() instead of modules(): the root and its direct children are cleaned, grandchildren keep
 # their hooks.
-STRIP_CHILDREN_ONLY = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    clean = copy.deepcopy(model)
-    for module in [clean, *clean.children()]:
-        for table in HOOK_TABLES + FLAG_TABLES:
-            getattr(module, table).clear()
-        module._is_full_backward_hook = None
-    return clean
-'''
+STRIP_CHILDREN_ONLY = SOLUTION.edited_answer(
+    STRIP_FORGETS_BACKWARD_FLAG,
+    '''
+-    for module in clean.modules():
++    for module in [clean, *clean.children()]:
+@@
+             getattr(module, table).clear()
++        module._is_full_backward_hook = None
+''',
+)
 
 # Cleans the copy right, then puts it in the root's mode with clean.train(model.training): train() recurses, so a
 # submodule that was in another mode than the root loses its own flag.
-STRIP_TRAIN_LIKE_ROOT = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    clean = copy.deepcopy(model)
-    for module in clean.modules():
-        for table in HOOK_TABLES + FLAG_TABLES:
-            getattr(module, table).clear()
-        module._is_full_backward_hook = None
-    return clean.train(model.training)
-'''
+STRIP_TRAIN_LIKE_ROOT = SOLUTION.edited_answer(
+    STRIP_FORGETS_BACKWARD_FLAG,
+    '''
+-    return clean
++        module._is_full_backward_hook = None
++    return clean.train(model.training)
+''',
+)
 
 # A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
-STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    clean = copy.deepcopy(model)
-    for module in clean.modules():
-        for name in HOOK_TABLES + FLAG_TABLES:
-            vars(module)[name].clear()
-        vars(module)["_is_full_backward_hook"] = None
-    return clean
-'''
+STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = SOLUTION.edited_answer(
+    STRIP_FORGETS_BACKWARD_FLAG,
+    '''
+-        for table in HOOK_TABLES + FLAG_TABLES:
+-            getattr(module, table).clear()
++        for name in HOOK_TABLES + FLAG_TABLES:
++            vars(module)[name].clear()
++        vars(module)["_is_full_backward_hook"] = None
+''',
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 3: GradNormMonitor
@@ -552,22 +501,10 @@ MONITOR_CORRECT_ALTERNATIVE = '''class GradNormMonitor:
 
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
-    "record_no_finally": {
-        "record_activations": RECORD_NO_FINALLY,
-        "grad_norm_monitor": MONITOR_TENSOR_NORMS,
-    },
-    "record_no_detach": {
-        "record_activations": RECORD_NO_DETACH,
-        "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
-    },
-    "hook_per_name": {
-        "record_activations": RECORD_HOOK_PER_NAME,
-        "grad_norm_monitor": MONITOR_HOOK_PER_NAME,
-    },
-    "record_validates_late": {
-        "record_activations": RECORD_VALIDATES_LATE,
-        "strip_hooks": STRIP_CHILDREN_ONLY,
-    },
+    "record_no_finally": {"record_activations": RECORD_NO_FINALLY, "grad_norm_monitor": MONITOR_TENSOR_NORMS},
+    "record_no_detach": {"record_activations": RECORD_NO_DETACH, "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR},
+    "hook_per_name": {"record_activations": RECORD_HOOK_PER_NAME, "grad_norm_monitor": MONITOR_HOOK_PER_NAME},
+    "record_validates_late": {"record_activations": RECORD_VALIDATES_LATE, "strip_hooks": STRIP_CHILDREN_ONLY},
     "record_hook_returns_output": {
         "record_activations": RECORD_HOOK_RETURNS_OUTPUT,
         "grad_norm_monitor": MONITOR_GRAD_INPUT,
@@ -578,10 +515,7 @@ ANSWERS = {
         "grad_norm_monitor": MONITOR_NEVER_REMOVES,
     },
     "strip_clears_original": {"strip_hooks": STRIP_CLEARS_ORIGINAL},
-    "strip_forgets_flag_tables": {
-        "strip_hooks": STRIP_FORGETS_FLAG_TABLES,
-        "grad_norm_monitor": MONITOR_FLAG_LEFT_SET,
-    },
+    "strip_forgets_flag_tables": {"strip_hooks": STRIP_FORGETS_FLAG_TABLES, "grad_norm_monitor": MONITOR_FLAG_LEFT_SET},
     "strip_forgets_backward_flag": {
         "strip_hooks": STRIP_FORGETS_BACKWARD_FLAG,
         "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE,
@@ -605,33 +539,32 @@ ANSWERS = {
 }
 
 
-def _points(record=(0, 0), strip=(0, 0), monitor=(0, 0)):
-    return {
-        "test_record_activations_visible": record[0],
-        "test_record_activations_hidden": record[1],
-        "test_strip_hooks_visible": strip[0],
-        "test_strip_hooks_hidden": strip[1],
-        "test_grad_norm_monitor_visible": monitor[0],
-        "test_grad_norm_monitor_hidden": monitor[1],
-    }
-
-
-# student name -> {test grade_id: points that cell must earn}; all six test cells listed for every student.
-EXPECTED = {
-    "record_no_finally": _points(record=(2, 0), monitor=(0, 0)),
-    "record_no_detach": _points(record=(0, 0), strip=(2, 4)),
-    "hook_per_name": _points(record=(2, 0), monitor=(2, 0)),
-    "record_validates_late": _points(record=(2, 0), strip=(2, 0)),
-    "record_hook_returns_output": _points(record=(0, 0), monitor=(0, 0)),
-    "strip_deepcopy_only": _points(record=(2, 4), strip=(0, 0), monitor=(0, 0)),
-    "strip_clears_original": _points(strip=(0, 0)),
-    "strip_forgets_flag_tables": _points(strip=(2, 0), monitor=(2, 0)),
-    "strip_forgets_backward_flag": _points(strip=(2, 0), monitor=(2, 4)),
-    "monitor_resets_flag_to_none": _points(monitor=(2, 0)),
-    "record_prepends": _points(record=(2, 0), strip=(2, 0), monitor=(2, 0)),
-    "record_detaches_first_level": _points(record=(2, 0), monitor=(0, 0)),
-    "alternative_correct": _points(record=(2, 4), strip=(2, 4), monitor=(2, 4)),
-}
+# student -> the points each graded test cell (the columns) must give.
+EXPECTED = SOLUTION.points(
+    (
+        "test_record_activations_visible",
+        "test_record_activations_hidden",
+        "test_strip_hooks_visible",
+        "test_strip_hooks_hidden",
+        "test_grad_norm_monitor_visible",
+        "test_grad_norm_monitor_hidden",
+    ),
+    {
+        "record_no_finally": (2, 0, 0, 0, 0, 0),
+        "record_no_detach": (0, 0, 2, 4, 0, 0),
+        "hook_per_name": (2, 0, 0, 0, 2, 0),
+        "record_validates_late": (2, 0, 2, 0, 0, 0),
+        "record_hook_returns_output": (0, 0, 0, 0, 0, 0),
+        "strip_deepcopy_only": (2, 4, 0, 0, 0, 0),
+        "strip_clears_original": (0, 0, 0, 0, 0, 0),
+        "strip_forgets_flag_tables": (0, 0, 2, 0, 2, 0),
+        "strip_forgets_backward_flag": (0, 0, 2, 0, 2, 4),
+        "monitor_resets_flag_to_none": (0, 0, 0, 0, 2, 0),
+        "record_prepends": (2, 0, 2, 0, 2, 0),
+        "record_detaches_first_level": (2, 0, 0, 0, 0, 0),
+        "alternative_correct": (2, 4, 2, 4, 2, 4),
+    },
+)
 
 # hidden test cell -> {clause number of its part's contract: a scripted student whose answer breaks that clause alone}.
 BREAKS = {

@@ -1,21 +1,13 @@
-"""Synthetic answers to exercise 6 and the points each graded cell must give them.
-
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
+"""Typical answers to exercise 6 and the points each graded cell must give them (grader/scripted.py).
 
 The four parts are graded independently: the tests of parts 2 to 4 build their trees without the student's
 part 1, so a student who leaves part 1 (or any other part) unfinished still earns the points of the parts done.
 """
 
-ASSIGNMENT = "ex06_minimodule"
+from grader.scripted import Solution
 
+SOLUTION = Solution(__file__)
 
-def _variant(source: str, old: str, new: str) -> str:
-    """source with the one occurrence of old replaced by new (a typical mistake made in a correct answer)."""
-    assert source.count(old) == 1, old
-    return source.replace(old, new)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -112,17 +104,20 @@ MINI_CORRECT = '''class MiniModule:
 
 # A Parameter assigned over a submodule name is registered, but the submodule stays in _modules: the name
 # is now in two registries (nn.Module drops the submodule).
-MINI_PARAMETER_KEEPS_SUBMODULE = _variant(
+MINI_PARAMETER_KEEPS_SUBMODULE = SOLUTION.edited_answer(
     MINI_CORRECT,
-    'self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])',
-    'self._drop(name, state, buffers, state["_non_persistent_buffers_set"])',
+    (
+        'self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])',
+        'self._drop(name, state, buffers, state["_non_persistent_buffers_set"])',
+    ),
 )
 
 # The order bug: a MiniModule is routed before the registered-parameter guard, so a module assigned to a
 # parameter name replaces the parameter instead of raising TypeError.
-MINI_MODULE_BEFORE_PARAMETER_NAME = _variant(
+MINI_MODULE_BEFORE_PARAMETER_NAME = SOLUTION.edited_answer(
     MINI_CORRECT,
-    """        elif params is not None and name in params:
+    (
+        """        elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
             params[name] = None
@@ -132,7 +127,7 @@ MINI_MODULE_BEFORE_PARAMETER_NAME = _variant(
             self._drop(name, state, params, buffers, state["_non_persistent_buffers_set"])
             modules[name] = value
 """,
-    """        elif isinstance(value, MiniModule):
+        """        elif isinstance(value, MiniModule):
             if modules is None:
                 raise AttributeError("cannot assign a module before MiniModule.__init__() call")
             self._drop(name, state, params, buffers, state["_non_persistent_buffers_set"])
@@ -142,66 +137,77 @@ MINI_MODULE_BEFORE_PARAMETER_NAME = _variant(
                 raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
             params[name] = None
 """,
+    ),
 )
 
 # __getattr__ reads self._parameters: on a half-built object that attribute is missing, so the lookup calls
 # __getattr__ again, until RecursionError.
-MINI_GETATTR_RECURSES = _variant(
+MINI_GETATTR_RECURSES = SOLUTION.edited_answer(
     MINI_CORRECT,
-    """        state = vars(self)
+    (
+        """        state = vars(self)
         for registry in ("_parameters", "_buffers", "_modules"):
             entries = state.get(registry, {})
             if name in entries:
 """,
-    """        for entries in (self._parameters, self._buffers, self._modules):
+        """        for entries in (self._parameters, self._buffers, self._modules):
             if name in entries:
 """,
+    ),
 )
 
 # The name checks of rule 1 run before the removal: a Parameter with a bad name leaves the old attribute in
 # place, where nn.Module has already removed it when it raises KeyError.
-MINI_CHECKS_BEFORE_REMOVAL = _variant(
+MINI_CHECKS_BEFORE_REMOVAL = SOLUTION.edited_answer(
     MINI_CORRECT,
-    """            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
+    (
+        """            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
             if "." in name or name == "" or (hasattr(self, name) and name not in params):
                 raise KeyError(f"bad parameter name {name!r}")
 """,
-    """            if "." in name or name == "" or (hasattr(self, name) and name not in params and name not in state
+        """            if "." in name or name == "" or (hasattr(self, name) and name not in params and name not in state
                                              and name not in buffers and name not in modules):
                 raise KeyError(f"bad parameter name {name!r}")
             self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
 """,
+    ),
 )
 
 # __delattr__ removes a buffer but leaves its name in _non_persistent_buffers_set.
-MINI_DELATTR_KEEPS_MARK = _variant(
+MINI_DELATTR_KEEPS_MARK = SOLUTION.edited_answer(
     MINI_CORRECT,
-    """                if registry == "_buffers":
+    (
+        """                if registry == "_buffers":
                     self._non_persistent_buffers_set.discard(name)
 """,
-    "",
+        "",
+    ),
 )
 
 # __init__ starts from a clean instance dict: attributes set before __init__ (or kept across a second __init__)
 # are lost, where nn.Module.__init__ only writes its own slots.
-MINI_INIT_CLEARS_DICT = _variant(
+MINI_INIT_CLEARS_DICT = SOLUTION.edited_answer(
     MINI_CORRECT,
-    "        for name, value in zip(SLOTS, fresh):\n",
-    "        vars(self).clear()\n        for name, value in zip(SLOTS, fresh):\n",
+    (
+        "        for name, value in zip(SLOTS, fresh):\n",
+        "        vars(self).clear()\n        for name, value in zip(SLOTS, fresh):\n",
+    ),
 )
 
 # register_buffer only ever adds to _non_persistent_buffers_set: registering a non-persistent buffer again as
 # persistent leaves it non-persistent.
-MINI_BUFFER_NEVER_UNMARKS = _variant(
+MINI_BUFFER_NEVER_UNMARKS = SOLUTION.edited_answer(
     MINI_CORRECT,
-    """        if persistent:
+    (
+        """        if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
             self._non_persistent_buffers_set.add(name)
 """,
-    """        if not persistent:
+        """        if not persistent:
             self._non_persistent_buffers_set.add(name)
 """,
+    ),
 )
 
 # ---------------------------------------------------------------------------------------------------------
@@ -247,11 +253,12 @@ TRAVERSAL_CORRECT = '''class Traversal:
 
 # named_parameters walks _modules on its own, without remembering anything: a shared submodule's
 # parameters come out under every name, and a tied parameter twice.
-TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = _variant(
+TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = SOLUTION.edited_answer(
     TRAVERSAL_CORRECT,
-    """        return self._named_members("_parameters")
+    (
+        """        return self._named_members("_parameters")
 """,
-    """        def walk(module, prefix):
+        """        def walk(module, prefix):
             for key, parameter in module._parameters.items():
                 if parameter is not None:
                     yield prefix + key, parameter
@@ -261,62 +268,74 @@ TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = _variant(
 
         return list(walk(self, ""))
 """,
+    ),
 )
 
 # Breadth first: a queue instead of a stack. Right on flat trees, wrong order (and wrong names for shared
 # modules) as soon as a subtree is deeper than its neighbours.
-TRAVERSAL_BREADTH_FIRST = _variant(
+TRAVERSAL_BREADTH_FIRST = SOLUTION.edited_answer(
     TRAVERSAL_CORRECT,
-    """            name, module = stack.pop()
+    (
+        """            name, module = stack.pop()
 """,
-    """            name, module = stack.pop(0)
+        """            name, module = stack.pop(0)
 """,
+    ),
 )
-TRAVERSAL_BREADTH_FIRST = _variant(
+TRAVERSAL_BREADTH_FIRST = SOLUTION.edited_answer(
     TRAVERSAL_BREADTH_FIRST,
-    "            stack.extend(reversed(children))  # the first child is popped first\n",
-    "            stack.extend(children)\n",
+    (
+        "            stack.extend(reversed(children))  # the first child is popped first\n",
+        "            stack.extend(children)\n",
+    ),
 )
 
 # Pairs as lists: [name, module] reads like a pair, but nn.Module gives tuples.
-TRAVERSAL_LIST_PAIRS = _variant(
-    _variant(
-        TRAVERSAL_CORRECT, "            found.append((name, module))\n", "            found.append([name, module])\n"
+TRAVERSAL_LIST_PAIRS = SOLUTION.edited_answer(
+    TRAVERSAL_CORRECT,
+    ("            found.append((name, module))\n", "            found.append([name, module])\n"),
+    (
+        '                found.append((f"{prefix}.{key}" if prefix else key, value))\n',
+        '                found.append([f"{prefix}.{key}" if prefix else key, value])\n',
     ),
-    '                found.append((f"{prefix}.{key}" if prefix else key, value))\n',
-    '                found.append([f"{prefix}.{key}" if prefix else key, value])\n',
 )
 
 # named_modules remembers nothing: a shared submodule is yielded (and walked) once per name.
-TRAVERSAL_MODULES_NOT_DEDUPLICATED = _variant(
+TRAVERSAL_MODULES_NOT_DEDUPLICATED = SOLUTION.edited_answer(
     TRAVERSAL_CORRECT,
-    """            if id(module) in seen:
+    (
+        """            if id(module) in seen:
                 continue
 """,
-    "",
+        "",
+    ),
 )
 
 # named_buffers leaves out the non-persistent buffers, as state_dict() does: persistence is state_dict's business.
-TRAVERSAL_BUFFERS_PERSISTENT_ONLY = _variant(
+TRAVERSAL_BUFFERS_PERSISTENT_ONLY = SOLUTION.edited_answer(
     TRAVERSAL_CORRECT,
-    """                if value is None or id(value) in seen:
+    (
+        """                if value is None or id(value) in seen:
 """,
-    """                if value is None or id(value) in seen or key in vars(module)["_non_persistent_buffers_set"]:
+        """                if value is None or id(value) in seen or key in vars(module)["_non_persistent_buffers_set"]:
 """,
+    ),
 )
 
 # named_modules marks each module it reaches in the module itself and never clears the mark: the first call is
 # right, every later call finds the tree already walked.
-TRAVERSAL_MARKS_STAY = _variant(
+TRAVERSAL_MARKS_STAY = SOLUTION.edited_answer(
     TRAVERSAL_CORRECT,
-    """            if id(module) in seen:
+    (
+        """            if id(module) in seen:
                 continue
             seen.add(id(module))
 """,
-    """            if vars(module).get("_walked"):
+        """            if vars(module).get("_walked"):
                 continue
             vars(module)["_walked"] = True
 """,
+    ),
 )
 
 # ---------------------------------------------------------------------------------------------------------
@@ -393,58 +412,66 @@ STATE_DICT_CORRECT = '''class StateDict:
 '''
 
 # state_dict() saves every buffer, the non-persistent ones included.
-STATE_DICT_KEEPS_NON_PERSISTENT = _variant(
+STATE_DICT_KEEPS_NON_PERSISTENT = SOLUTION.edited_answer(
     STATE_DICT_CORRECT,
-    """        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
+    (
+        """        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
 """,
-    """        result = OrderedDict((prefix + key, value.detach()) for key, value in self._parameters.items()
+        """        result = OrderedDict((prefix + key, value.detach()) for key, value in self._parameters.items()
                              if value is not None)
         for key, value in self._buffers.items():
             if value is not None:
                 result[prefix + key] = value.detach()
 """,
+    ),
 )
 
 # Under strict=True only missing keys raise: unexpected keys are returned as if strict were False.
-STATE_DICT_STRICT_IGNORES_UNEXPECTED = _variant(
+STATE_DICT_STRICT_IGNORES_UNEXPECTED = SOLUTION.edited_answer(
     STATE_DICT_CORRECT,
-    "        if strict and unexpected:\n",
-    "        if strict and unexpected and not unexpected:\n",
+    ("        if strict and unexpected:\n", "        if strict and unexpected and not unexpected:\n"),
 )
 
 # Checks everything first and copies only when the whole load succeeds: tidy, but nn.Module copies every
 # matching entry before it raises, so after a failed strict load the two models differ.
-STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
+STATE_DICT_COPIES_ONLY_WHEN_CLEAN = SOLUTION.edited_answer(
     STATE_DICT_CORRECT,
-    """                else:
+    (
+        """                else:
                     with torch.no_grad():
                         tensor.copy_(value)
 """,
-    """                else:
+        """                else:
                     pending.append((tensor, value))
 """,
+    ),
 )
-STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
+STATE_DICT_COPIES_ONLY_WHEN_CLEAN = SOLUTION.edited_answer(
     STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
-    "        missing, unexpected, errors = [], [], []\n",
-    "        missing, unexpected, errors, pending = [], [], [], []\n",
+    (
+        "        missing, unexpected, errors = [], [], []\n",
+        "        missing, unexpected, errors, pending = [], [], [], []\n",
+    ),
 )
-STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
+STATE_DICT_COPIES_ONLY_WHEN_CLEAN = SOLUTION.edited_answer(
     STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
-    "        if messages:\n",
-    """        if not messages:
+    (
+        "        if messages:\n",
+        """        if not messages:
             with torch.no_grad():
                 for tensor, value in pending:
                     tensor.copy_(value)
         if messages:
 """,
+    ),
 )
 
 # Unexpected keys as "every key of the checkpoint that state_dict() does not have", in checkpoint order:
 # the order differs from nn.Module's (module by module), and a key under a None submodule is reported.
-STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = _variant(
+STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = SOLUTION.edited_answer(
     STATE_DICT_CORRECT,
-    """            for key in checkpoint:
+    (
+        """            for key in checkpoint:
                 if not key.startswith(prefix):
                     continue
                 rest = key[len(prefix):]
@@ -454,16 +481,17 @@ STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = _variant(
                 elif rest not in own:
                     unexpected.append(key)
 """,
-    """            if module is self:
+        """            if module is self:
                 known = set(self.state_dict())
                 unexpected.extend(key for key in checkpoint if key not in known)
 """,
+    ),
 )
 
 # state_dict() borrows named_modules' memo: a submodule registered under two names is saved under the first only.
-STATE_DICT_SKIPS_SHARED = _variant(
-    _variant(
-        STATE_DICT_CORRECT,
+STATE_DICT_SKIPS_SHARED = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    (
         """    def state_dict(self, prefix=""):
         \"\"\"A new OrderedDict {qualified key: detached tensor} of every parameter and persistent buffer.\"\"\"
 """,
@@ -473,48 +501,55 @@ STATE_DICT_SKIPS_SHARED = _variant(
         seen.add(id(self))
 """,
     ),
-    """            if child is not None:
+    (
+        """            if child is not None:
                 result.update(child.state_dict(prefix + key + "."))
 """,
-    """            if child is not None and id(child) not in seen:
+        """            if child is not None and id(child) not in seen:
                 result.update(child.state_dict(prefix + key + ".", seen))
 """,
+    ),
 )
 
 # The values are the registered tensors themselves, not detached: a saved Parameter still requires grad.
-STATE_DICT_NOT_DETACHED = _variant(
+STATE_DICT_NOT_DETACHED = SOLUTION.edited_answer(
     STATE_DICT_CORRECT,
-    "        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())\n",
-    "        result = OrderedDict((prefix + key, value) for key, value in self._own_tensors().items())\n",
+    (
+        "        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())\n",
+        "        result = OrderedDict((prefix + key, value) for key, value in self._own_tensors().items())\n",
+    ),
 )
 
 # No mapping check: dict(state_dict) happily turns a list of (key, tensor) pairs into a checkpoint.
-STATE_DICT_ACCEPTS_PAIRS = _variant(
+STATE_DICT_ACCEPTS_PAIRS = SOLUTION.edited_answer(
     STATE_DICT_CORRECT,
-    """        if not isinstance(state_dict, Mapping):
+    (
+        """        if not isinstance(state_dict, Mapping):
             raise TypeError(f"a checkpoint must be a mapping, not {type(state_dict).__name__}")
 """,
-    "",
+        "",
+    ),
 )
 
 # Assigns the checkpoint's tensor as the data instead of copying into it: the module keeps its tensor object,
 # but takes the checkpoint's dtype (and memory).
-STATE_DICT_ASSIGNS_DATA = _variant(
+STATE_DICT_ASSIGNS_DATA = SOLUTION.edited_answer(
     STATE_DICT_CORRECT,
-    """                else:
+    (
+        """                else:
                     with torch.no_grad():
                         tensor.copy_(value)
 """,
-    """                else:
+        """                else:
                     tensor.data = value
 """,
+    ),
 )
 
 # Returns a plain tuple (missing, unexpected) instead of the LoadResult named tuple.
-STATE_DICT_RETURNS_TUPLE = _variant(
+STATE_DICT_RETURNS_TUPLE = SOLUTION.edited_answer(
     STATE_DICT_CORRECT,
-    "        return LoadResult(missing, unexpected)\n",
-    "        return missing, unexpected\n",
+    ("        return LoadResult(missing, unexpected)\n", "        return missing, unexpected\n"),
 )
 
 # ---------------------------------------------------------------------------------------------------------
@@ -587,74 +622,74 @@ class ModesAndHooks:
 '''
 
 # train() sets the flag of the module it is called on and stops there, like `module.training = mode`.
-MODES_TRAIN_ROOT_ONLY = _variant(
+MODES_TRAIN_ROOT_ONLY = SOLUTION.edited_answer(
     MODES_CORRECT,
-    "            stack.extend(child for child in module._modules.values() if child is not None)\n",
-    "",
+    ("            stack.extend(child for child in module._modules.values() if child is not None)\n", ""),
 )
 
 # remove() deletes without looking: the second call raises KeyError.
-MODES_REMOVE_RAISES_SECOND_TIME = _variant(
+MODES_REMOVE_RAISES_SECOND_TIME = SOLUTION.edited_answer(
     MODES_CORRECT,
-    """        if self.key in self.table:
+    (
+        """        if self.key in self.table:
             del self.table[self.key]
 """,
-    """        del self.table[self.key]
+        """        del self.table[self.key]
 """,
+    ),
 )
 
 # The key of a new hook is the size of its table: after a removal, a new hook can take the key of one that
 # is still there and overwrite it, and an old handle then removes a newer hook.
-MODES_KEYS_BY_TABLE_LENGTH = _variant(
+MODES_KEYS_BY_TABLE_LENGTH = SOLUTION.edited_answer(
     MODES_CORRECT,
-    "        self.key = next(HookHandle.ids)\n",
-    "        self.key = len(table)\n",
+    ("        self.key = next(HookHandle.ids)\n", "        self.key = len(table)\n"),
 )
 
 # `mode not in (True, False)` lets 1 and 0 through, since 1 == True and 0 == False.
-MODES_TRAIN_ACCEPTS_INTS = _variant(
+MODES_TRAIN_ACCEPTS_INTS = SOLUTION.edited_answer(
     MODES_CORRECT,
-    "        if type(mode) is not bool:\n",
-    "        if mode not in (True, False):\n",
+    ("        if type(mode) is not bool:\n", "        if mode not in (True, False):\n"),
 )
 
 # __call__ hands the forward hooks the arguments as they came in, not as the pre-hooks left them.
-MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = _variant(
-    _variant(
-        MODES_CORRECT,
+MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    (
         "        for hook in tuple(self._forward_pre_hooks.values()):\n",
         "        original = args\n        for hook in tuple(self._forward_pre_hooks.values()):\n",
     ),
-    "            replaced = hook(self, args, result)\n",
-    "            replaced = hook(self, original, result)\n",
+    ("            replaced = hook(self, args, result)\n", "            replaced = hook(self, original, result)\n"),
 )
 
 # eval() sets the flag of the module it is called on only, instead of calling train(False).
-MODES_EVAL_ROOT_ONLY = _variant(
+MODES_EVAL_ROOT_ONLY = SOLUTION.edited_answer(
     MODES_CORRECT,
-    """        return self.train(False)
+    (
+        """        return self.train(False)
 """,
-    """        self.training = False
+        """        self.training = False
         return self
 """,
+    ),
 )
 
 # remove() looks its hook up by value: it deletes the first entry holding the same callable, which is another
 # handle's entry when one callable was registered twice.
-MODES_REMOVE_BY_CALLABLE = _variant(
-    _variant(
-        _variant(
-            MODES_CORRECT,
-            """    def __init__(self, table):
+MODES_REMOVE_BY_CALLABLE = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    (
+        """    def __init__(self, table):
         \"\"\"Remember the table; take a new id from a counter shared by every handle.\"\"\"
         self.table = table
 """,
-            """    def __init__(self, table, hook=None):
+        """    def __init__(self, table, hook=None):
         \"\"\"Remember the table; take a new id from a counter shared by every handle.\"\"\"
         self.table = table
         self.hook = hook
 """,
-        ),
+    ),
+    (
         """        if self.key in self.table:
             del self.table[self.key]
 """,
@@ -664,72 +699,45 @@ MODES_REMOVE_BY_CALLABLE = _variant(
                 break
 """,
     ),
-    "        handle = HookHandle(table)\n",
-    "        handle = HookHandle(table, hook)\n",
+    ("        handle = HookHandle(table)\n", "        handle = HookHandle(table, hook)\n"),
 )
 
 # Every pre-hook gets the arguments the module was called with, not the ones the previous pre-hook returned.
-MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = _variant(
-    _variant(
-        MODES_CORRECT,
+MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    (
         "        for hook in tuple(self._forward_pre_hooks.values()):\n",
         "        original = args\n        for hook in tuple(self._forward_pre_hooks.values()):\n",
     ),
-    "            new_args = hook(self, args)\n",
-    "            new_args = hook(self, original)\n",
+    ("            new_args = hook(self, args)\n", "            new_args = hook(self, original)\n"),
 )
 
 # The keyword arguments never reach forward.
-MODES_KWARGS_DROPPED = _variant(
+MODES_KWARGS_DROPPED = SOLUTION.edited_answer(
     MODES_CORRECT,
-    "        result = self.forward(*args, **kwargs)\n",
-    "        result = self.forward(*args)\n",
+    ("        result = self.forward(*args, **kwargs)\n", "        result = self.forward(*args)\n"),
 )
 
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
-    "parameter_keeps_submodule": {
-        "mini_module": MINI_PARAMETER_KEEPS_SUBMODULE,
-        "traversal": TRAVERSAL_CORRECT,
-    },
+    "parameter_keeps_submodule": {"mini_module": MINI_PARAMETER_KEEPS_SUBMODULE, "traversal": TRAVERSAL_CORRECT},
     "module_before_parameter_name": {
         "mini_module": MINI_MODULE_BEFORE_PARAMETER_NAME,
         "state_dict": STATE_DICT_CORRECT,
     },
-    "getattr_recurses": {
-        "mini_module": MINI_GETATTR_RECURSES,
-        "modes_and_hooks": MODES_CORRECT,
-    },
+    "getattr_recurses": {"mini_module": MINI_GETATTR_RECURSES, "modes_and_hooks": MODES_CORRECT},
     "parameter_checks_before_removal": {"mini_module": MINI_CHECKS_BEFORE_REMOVAL},
-    "parameters_not_deduplicated": {
-        "mini_module": MINI_CORRECT,
-        "traversal": TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED,
-    },
+    "parameters_not_deduplicated": {"mini_module": MINI_CORRECT, "traversal": TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED},
     "breadth_first_walk": {"traversal": TRAVERSAL_BREADTH_FIRST},
-    "state_dict_keeps_non_persistent": {
-        "traversal": TRAVERSAL_CORRECT,
-        "state_dict": STATE_DICT_KEEPS_NON_PERSISTENT,
-    },
+    "state_dict_keeps_non_persistent": {"traversal": TRAVERSAL_CORRECT, "state_dict": STATE_DICT_KEEPS_NON_PERSISTENT},
     "strict_ignores_unexpected": {"state_dict": STATE_DICT_STRICT_IGNORES_UNEXPECTED},
-    "copies_only_when_clean": {
-        "state_dict": STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
-        "modes_and_hooks": MODES_CORRECT,
-    },
+    "copies_only_when_clean": {"state_dict": STATE_DICT_COPIES_ONLY_WHEN_CLEAN, "modes_and_hooks": MODES_CORRECT},
     "unexpected_by_set_difference": {"state_dict": STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE},
-    "train_sets_root_only": {
-        "mini_module": MINI_CORRECT,
-        "modes_and_hooks": MODES_TRAIN_ROOT_ONLY,
-    },
+    "train_sets_root_only": {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_TRAIN_ROOT_ONLY},
     "remove_raises_second_time": {"modes_and_hooks": MODES_REMOVE_RAISES_SECOND_TIME},
-    "hook_keys_by_table_length": {
-        "state_dict": STATE_DICT_CORRECT,
-        "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH,
-    },
+    "hook_keys_by_table_length": {"state_dict": STATE_DICT_CORRECT, "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH},
     "train_accepts_ints": {"modes_and_hooks": MODES_TRAIN_ACCEPTS_INTS},
-    "delattr_keeps_mark": {
-        "mini_module": MINI_DELATTR_KEEPS_MARK,
-        "modes_and_hooks": MODES_CORRECT,
-    },
+    "delattr_keeps_mark": {"mini_module": MINI_DELATTR_KEEPS_MARK, "modes_and_hooks": MODES_CORRECT},
     "forward_hooks_see_original_args": {
         "traversal": TRAVERSAL_CORRECT,
         "modes_and_hooks": MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS,
@@ -751,10 +759,7 @@ ANSWERS = {
     "kwargs_dropped": {"modes_and_hooks": MODES_KWARGS_DROPPED},
     # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
     # their 12 points: the parts are graded independently.
-    "parts_2_and_4_only": {
-        "traversal": TRAVERSAL_CORRECT,
-        "modes_and_hooks": MODES_CORRECT,
-    },
+    "parts_2_and_4_only": {"traversal": TRAVERSAL_CORRECT, "modes_and_hooks": MODES_CORRECT},
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 24/24.
     "alternative_correct": {
         "mini_module": MINI_CORRECT,
@@ -765,55 +770,54 @@ ANSWERS = {
 }
 
 
-def _points(mini=(0, 0), traversal=(0, 0), state_dict=(0, 0), modes=(0, 0)):
-    return {
-        "test_mini_module_visible": mini[0],
-        "test_mini_module_hidden": mini[1],
-        "test_traversal_visible": traversal[0],
-        "test_traversal_hidden": traversal[1],
-        "test_state_dict_visible": state_dict[0],
-        "test_state_dict_hidden": state_dict[1],
-        "test_modes_and_hooks_visible": modes[0],
-        "test_modes_and_hooks_hidden": modes[1],
-    }
-
-
-# student name -> {test grade_id: points that cell must earn}; all eight test cells listed for every student.
-EXPECTED = {
-    "parameter_keeps_submodule": _points(mini=(2, 0), traversal=(2, 4)),
-    "module_before_parameter_name": _points(mini=(2, 0), state_dict=(2, 4)),
-    "getattr_recurses": _points(mini=(0, 0), modes=(2, 4)),
-    "parameter_checks_before_removal": _points(mini=(2, 0)),
-    "parameters_not_deduplicated": _points(mini=(2, 4), traversal=(0, 0)),
-    "breadth_first_walk": _points(traversal=(2, 0)),
-    "state_dict_keeps_non_persistent": _points(traversal=(2, 4), state_dict=(0, 0)),
-    "strict_ignores_unexpected": _points(state_dict=(0, 0)),
-    "copies_only_when_clean": _points(state_dict=(2, 0), modes=(2, 4)),
-    "unexpected_by_set_difference": _points(state_dict=(2, 0)),
-    "train_sets_root_only": _points(mini=(2, 4), modes=(0, 0)),
-    "remove_raises_second_time": _points(modes=(0, 0)),
-    "hook_keys_by_table_length": _points(state_dict=(2, 4), modes=(2, 0)),
-    "train_accepts_ints": _points(modes=(2, 0)),
-    "delattr_keeps_mark": _points(mini=(0, 0), modes=(2, 4)),
-    "forward_hooks_see_original_args": _points(traversal=(2, 4), modes=(0, 0)),
-    "init_clears_dict": _points(mini=(0, 0)),
-    "buffer_never_unmarks": _points(mini=(2, 0), state_dict=(2, 4)),
-    "list_pairs": _points(traversal=(0, 0)),
-    "modules_not_deduplicated": _points(traversal=(0, 0)),
-    "buffers_persistent_only": _points(traversal=(0, 0), modes=(2, 4)),
-    "walk_marks_stay": _points(mini=(2, 4), traversal=(0, 0)),
-    "state_dict_skips_shared": _points(state_dict=(0, 0)),
-    "state_dict_not_detached": _points(traversal=(2, 4), state_dict=(0, 0)),
-    "load_accepts_pairs": _points(state_dict=(2, 0)),
-    "load_assigns_data": _points(state_dict=(2, 0)),
-    "load_returns_tuple": _points(state_dict=(2, 0)),
-    "eval_root_only": _points(modes=(0, 0)),
-    "remove_by_callable": _points(mini=(2, 4), modes=(2, 0)),
-    "pre_hooks_see_original_args": _points(modes=(2, 0)),
-    "kwargs_dropped": _points(modes=(2, 0)),
-    "parts_2_and_4_only": _points(traversal=(2, 4), modes=(2, 4)),
-    "alternative_correct": _points(mini=(2, 4), traversal=(2, 4), state_dict=(2, 4), modes=(2, 4)),
-}
+# student -> the points each graded test cell (the columns) must give.
+EXPECTED = SOLUTION.points(
+    (
+        "test_mini_module_visible",
+        "test_mini_module_hidden",
+        "test_traversal_visible",
+        "test_traversal_hidden",
+        "test_state_dict_visible",
+        "test_state_dict_hidden",
+        "test_modes_and_hooks_visible",
+        "test_modes_and_hooks_hidden",
+    ),
+    {
+        "parameter_keeps_submodule": (2, 0, 2, 4, 0, 0, 0, 0),
+        "module_before_parameter_name": (2, 0, 0, 0, 2, 4, 0, 0),
+        "getattr_recurses": (0, 0, 0, 0, 0, 0, 2, 4),
+        "parameter_checks_before_removal": (2, 0, 0, 0, 0, 0, 0, 0),
+        "parameters_not_deduplicated": (2, 4, 0, 0, 0, 0, 0, 0),
+        "breadth_first_walk": (0, 0, 2, 0, 0, 0, 0, 0),
+        "state_dict_keeps_non_persistent": (0, 0, 2, 4, 0, 0, 0, 0),
+        "strict_ignores_unexpected": (0, 0, 0, 0, 0, 0, 0, 0),
+        "copies_only_when_clean": (0, 0, 0, 0, 2, 0, 2, 4),
+        "unexpected_by_set_difference": (0, 0, 0, 0, 2, 0, 0, 0),
+        "train_sets_root_only": (2, 4, 0, 0, 0, 0, 0, 0),
+        "remove_raises_second_time": (0, 0, 0, 0, 0, 0, 0, 0),
+        "hook_keys_by_table_length": (0, 0, 0, 0, 2, 4, 2, 0),
+        "train_accepts_ints": (0, 0, 0, 0, 0, 0, 2, 0),
+        "delattr_keeps_mark": (0, 0, 0, 0, 0, 0, 2, 4),
+        "forward_hooks_see_original_args": (0, 0, 2, 4, 0, 0, 0, 0),
+        "init_clears_dict": (0, 0, 0, 0, 0, 0, 0, 0),
+        "buffer_never_unmarks": (2, 0, 0, 0, 2, 4, 0, 0),
+        "list_pairs": (0, 0, 0, 0, 0, 0, 0, 0),
+        "modules_not_deduplicated": (0, 0, 0, 0, 0, 0, 0, 0),
+        "buffers_persistent_only": (0, 0, 0, 0, 0, 0, 2, 4),
+        "walk_marks_stay": (2, 4, 0, 0, 0, 0, 0, 0),
+        "state_dict_skips_shared": (0, 0, 0, 0, 0, 0, 0, 0),
+        "state_dict_not_detached": (0, 0, 2, 4, 0, 0, 0, 0),
+        "load_accepts_pairs": (0, 0, 0, 0, 2, 0, 0, 0),
+        "load_assigns_data": (0, 0, 0, 0, 2, 0, 0, 0),
+        "load_returns_tuple": (0, 0, 0, 0, 2, 0, 0, 0),
+        "eval_root_only": (0, 0, 0, 0, 0, 0, 0, 0),
+        "remove_by_callable": (2, 4, 0, 0, 0, 0, 2, 0),
+        "pre_hooks_see_original_args": (0, 0, 0, 0, 0, 0, 2, 0),
+        "kwargs_dropped": (0, 0, 0, 0, 0, 0, 2, 0),
+        "parts_2_and_4_only": (0, 0, 2, 4, 0, 0, 2, 4),
+        "alternative_correct": (2, 4, 2, 4, 2, 4, 2, 4),
+    },
+)
 
 # hidden test cell -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
 BREAKS = {

@@ -1,12 +1,8 @@
-"""Synthetic wrong answers to exercise 8 and the points each graded cell must give them.
+"""Typical answers to exercise 8 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex08_calls_and_swaps"
+SOLUTION = Solution(__file__)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
@@ -89,26 +85,22 @@ CALL_DELEGATES = '''def call_with(module, tensors, *args):
 '''
 
 # Replaces only the entry the name points to: a weight tied to another module's keeps its old value there.
-CALL_NAMED_ENTRY_ONLY = '''def call_with(module, tensors, *args):
-    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
-    named = dict(module.named_parameters(remove_duplicate=False))
-    named.update(module.named_buffers(remove_duplicate=False))
-    for name in tensors:
-        if name not in named:
-            raise KeyError(name)
-    saved = []
-    try:
-        for name, tensor in tensors.items():
-            owner_name, _, key = name.rpartition(".")
-            owner = module.get_submodule(owner_name)
-            registry = owner._parameters if key in owner._parameters else owner._buffers
-            saved.append((registry, key, registry[key]))
-            registry[key] = tensor
-        return module(*args)
-    finally:
-        for registry, key, value in reversed(saved):
-            registry[key] = value
-'''
+CALL_NAMED_ENTRY_ONLY = SOLUTION.edited_answer(
+    CALL_WRAPS_IN_PARAMETER,
+    '''
+-            old = getattr(owner, key)
+-            saved.append((owner, key, old))
+-            setattr(owner, key, nn.Parameter(tensor) if isinstance(old, nn.Parameter) else tensor)
++            registry = owner._parameters if key in owner._parameters else owner._buffers
++            saved.append((registry, key, registry[key]))
++            registry[key] = tensor
+@@
+-        for owner, key, old in reversed(saved):
+-            setattr(owner, key, old)
++        for registry, key, value in reversed(saved):
++            registry[key] = value
+''',
+)
 
 # Checks each name while swapping: a bad name after good ones raises with the good ones still swapped in.
 CALL_CHECKS_WHILE_SWAPPING = '''def call_with(module, tensors, *args):
@@ -186,12 +178,15 @@ APPLY_DIRECT = '''def apply_once(model, fn):
 '''
 
 # Walks modules(): each module once, but parents before children.
-APPLY_PREORDER = '''def apply_once(model, fn):
-    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
-    for module in model.modules():
-        fn(module)
-    return model
-'''
+APPLY_PREORDER = SOLUTION.edited_answer(
+    APPLY_DIRECT,
+    '''
+-    return model.apply(fn)
++    for module in model.modules():
++        fn(module)
++    return model
+''',
+)
 
 # Keeps the last visit of a shared module instead of the first.
 APPLY_LAST_VISIT = '''def apply_once(model, fn):
@@ -206,20 +201,21 @@ APPLY_LAST_VISIT = '''def apply_once(model, fn):
 '''
 
 # Walks _modules itself and forgets that a child can be None.
-APPLY_NONE_CHILD = '''def apply_once(model, fn):
-    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
-    seen = set()
-
-    def visit(module):
-        for child in module._modules.values():
-            visit(child)
-        if id(module) not in seen:
-            seen.add(id(module))
-            fn(module)
-
-    visit(model)
-    return model
-'''
+APPLY_NONE_CHILD = SOLUTION.edited(
+    'apply_once',
+    '''
+-    visited = set()
++    seen = set()
+@@
+-        for child in module.children():  # children() skips None, as apply() does
++        for child in module._modules.values():
+@@
+-        if id(module) not in visited:  # the first time apply() would call fn on it
+-            visited.add(id(module))
++        if id(module) not in seen:
++            seen.add(id(module))
+''',
+)
 
 # A correct part 2 written differently: an explicit stack instead of recursion.
 APPLY_CORRECT_STACK = '''def apply_once(model, fn):
@@ -261,93 +257,26 @@ ANSWERS = {
     "alternative_correct": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK},
 }
 
-# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
-EXPECTED = {
-    "call_no_finally": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
+# student -> the points each graded test cell (the columns) must give.
+EXPECTED = SOLUTION.points(
+    ("test_call_with_visible", "test_call_with_hidden", "test_apply_once_visible", "test_apply_once_hidden"),
+    {
+        "call_no_finally": (0, 0, 0, 0),
+        "call_wraps_in_parameter": (0, 0, 0, 0),
+        "call_copies_values": (0, 0, 0, 0),
+        "call_delegates": (0, 0, 0, 0),
+        "call_named_entry_only": (2, 0, 0, 0),
+        "call_checks_while_swapping": (2, 0, 2, 4),
+        "apply_direct": (0, 0, 0, 0),
+        "apply_preorder": (0, 0, 0, 0),
+        "apply_last_visit": (0, 0, 0, 0),
+        "apply_none_child": (2, 4, 2, 0),
+        "call_deduplicated_names": (2, 0, 2, 4),
+        "call_forgets_return": (0, 0, 0, 0),
+        "apply_returns_none": (2, 4, 0, 0),
+        "alternative_correct": (2, 4, 2, 4),
     },
-    "call_wraps_in_parameter": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_copies_values": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_delegates": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_named_entry_only": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_checks_while_swapping": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 2,
-        "test_apply_once_hidden": 4,
-    },
-    "apply_direct": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "apply_preorder": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "apply_last_visit": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "apply_none_child": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 4,
-        "test_apply_once_visible": 2,
-        "test_apply_once_hidden": 0,
-    },
-    "call_deduplicated_names": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 2,
-        "test_apply_once_hidden": 4,
-    },
-    "call_forgets_return": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "apply_returns_none": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 4,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "alternative_correct": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 4,
-        "test_apply_once_visible": 2,
-        "test_apply_once_hidden": 4,
-    },
-}
+)
 
 # hidden test cell -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
 BREAKS = {

@@ -1,0 +1,133 @@
+"""What an exercise's mistakes.py is written with: scripted answers as edits, and the points they must earn.
+
+An exercise's mistakes.py scripts typical students: `ANSWERS` (student -> {solution grade_id: the cell's source as
+the student types it}; a solution cell a student does not list keeps the released stub), `EXPECTED` (student ->
+{graded test grade_id: the points it must earn}) and `BREAKS` (hidden test grade_id -> {clause: the student whose
+answer breaks that clause alone}). A typical mistake is most often a correct answer with one step done wrong:
+written as an edit of the instructor's solution cell (or of another scripted answer, for a family of mistakes that
+share one different implementation), it says what it changes; and an edit that stops applying, because the text
+under it changed, fails loudly instead of silently scripting another mistake. An answer that is a different
+implementation stays a whole cell.
+
+An edit is a patch, in the lines of a unified diff: `-` an old line, `+` a new line, a space (or nothing, for a
+blank line) a line kept; hunks are separated by a line `@@`, and the old lines of each (kept and `-`) must stand
+exactly once, as whole lines, in the text being edited. Or a pair (old text, new text): the old text must occur
+exactly once.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from nbformat import NotebookNode
+
+from grader.course import CourseError, relative
+from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
+
+MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
+
+Edit = str | tuple[str, str]  # a patch, or (old text, new text)
+
+
+def solution_answers(source: NotebookNode) -> dict[str, str]:
+    """What a perfect student types: each solution cell of the source with the marker lines dropped."""
+    return {
+        meta["grade_id"]: "\n".join(line for line in cell.source.splitlines() if line.strip() not in MARKERS)
+        for _, cell, meta in nbgrader_cells(source)
+        if meta.get("solution")
+    }
+
+
+class Solution:
+    """The instructor's solution of the exercise whose mistakes.py is `mistakes` (pass its `__file__`): the source
+    notebook beside it, read once."""
+
+    def __init__(self, mistakes: str | Path) -> None:
+        self.mistakes = Path(mistakes).resolve()
+        notebooks = assignment_notebooks(self.mistakes.parent)
+        if len(notebooks) != 1:
+            folder = relative(self.mistakes.parent)
+            raise CourseError(f"{folder}: {len(notebooks)} notebooks; scripted answers need exactly one")
+        self.notebook = notebooks[0]
+        source = read_notebook(self.notebook)
+        self.cells = solution_answers(source)
+        self.tests = [
+            meta["grade_id"] for _, _, meta in nbgrader_cells(source) if meta.get("grade") and not meta.get("solution")
+        ]
+
+    def edited(self, grade_id: str, *edits: Edit) -> str:
+        """The solution cell `grade_id` as a student types it, with these edits made in turn."""
+        if grade_id not in self.cells:
+            raise CourseError(f"{self._where()}: {relative(self.notebook)} has no solution cell {grade_id!r}")
+        return self._apply(self.cells[grade_id], f"the solution cell {grade_id!r}", edits)
+
+    def edited_answer(self, answer: str, *edits: Edit) -> str:
+        """Another scripted answer with these edits, as `edited` makes them: for a family of mistakes that share
+        one different implementation."""
+        return self._apply(answer, "a scripted answer", edits)
+
+    def points(self, columns: tuple[str, ...], rows: dict[str, tuple[float, ...]]) -> dict[str, dict[str, float]]:
+        """EXPECTED from a table: student -> the points each graded test cell must give, in the order of `columns`,
+        which names every graded test cell of the notebook."""
+        if sorted(columns) != sorted(self.tests):
+            raise CourseError(f"{self._where()}: the columns must name the graded test cells {self.tests}")
+        for student, row in rows.items():
+            if len(row) != len(columns):
+                raise CourseError(f"{self._where()}: {student!r} has {len(row)} points for {len(columns)} columns")
+        return {student: dict(zip(columns, row, strict=True)) for student, row in rows.items()}
+
+    def _apply(self, text: str, what: str, edits: tuple[Edit, ...]) -> str:
+        for edit in edits:
+            for old, new in [edit] if isinstance(edit, tuple) else _hunks(edit):
+                if isinstance(edit, tuple):
+                    text, count = _replace_text(text, old, new or "")
+                else:
+                    text, count = _replace_lines(text, old, new)
+                if count != 1:
+                    raise CourseError(
+                        f"{self._where()}: an edit of {what} does not apply: {old!r} occurs {count} times, not once"
+                    )
+        return text
+
+    def _where(self) -> str:
+        """mistakes.py and the line of it being run: the answer whose edit failed."""
+        frame = sys._getframe(1)
+        while frame is not None and Path(frame.f_code.co_filename).resolve() != self.mistakes:
+            frame = frame.f_back
+        line = f":{frame.f_lineno}" if frame is not None else ""
+        return f"{relative(self.mistakes)}{line}"
+
+
+def _hunks(patch: str) -> list[tuple[str, str | None]]:
+    """A patch's hunks, each as (its old lines, kept and removed; its new lines, kept and added, None if there are
+    none), each joined by line ends (the patch's own first and last line ends are not part of it)."""
+    hunks: list[list[str]] = [[]]
+    for line in patch.removeprefix("\n").removesuffix("\n").split("\n"):
+        if line == "@@":
+            hunks.append([])
+        elif line[:1] in ("-", "+", " ", ""):
+            hunks[-1].append(line)
+        else:
+            raise CourseError(f"a patch line must start with '-', '+' or a space: {line!r}")
+    joined = []
+    for hunk in hunks:
+        new = [line[1:] for line in hunk if line[:1] != "-"]
+        joined.append(("\n".join(line[1:] for line in hunk if line[:1] != "+"), "\n".join(new) if new else None))
+    return joined
+
+
+def _replace_text(text: str, old: str, new: str) -> tuple[str, int]:
+    """text with old replaced by new, and how often old occurred."""
+    return text.replace(old, new), text.count(old)
+
+
+def _replace_lines(text: str, old: str, new: str | None) -> tuple[str, int]:
+    """text with the whole lines `old` replaced by the lines `new` (by none: None), and how often they stood."""
+    lines, old_lines = text.split("\n"), old.split("\n")
+    size = len(old_lines)
+    found = [start for start in range(len(lines) - size + 1) if lines[start : start + size] == old_lines]
+    if len(found) != 1:
+        return text, len(found)
+    lines[found[0] : found[0] + size] = [] if new is None else new.split("\n")
+    return "\n".join(lines), 1
