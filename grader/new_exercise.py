@@ -68,24 +68,18 @@ MISTAKES = '''"""Typical answers to {name} and the points each graded cell must 
 
 from grader.scripted import Solution
 
-SOLUTION = Solution(__file__)
+# Every student's points are those of the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=("test_double_visible", "test_double_hidden"))
 
 # Doubles in floating point: the right value, but a float, not the int the contract asks for.
-DOUBLE_RETURNS_FLOAT = SOLUTION.edited(
-    "double",
-    """
+DOUBLE_RETURNS_FLOAT = SOLUTION.edited("double", """
 -    return 2 * x
 +    return 2.0 * x
-""",
-)
+""")
 
-ANSWERS = {{"double_returns_float": {{"double": DOUBLE_RETURNS_FLOAT}}}}
+SOLUTION.student("double_returns_float", {{"double": DOUBLE_RETURNS_FLOAT}}, (1, 0), breaks={{"test_double_hidden": 1}})
 
-# student -> the points each graded test cell (the columns) must give.
-EXPECTED = SOLUTION.points(("test_double_visible", "test_double_hidden"), {{"double_returns_float": (1, 0)}})
-
-# hidden test cell -> {{clause of its part's contract: the student whose answer breaks that clause alone}}.
-BREAKS = {{"test_double_hidden": {{1: "double_returns_float"}}}}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
 '''
 
 

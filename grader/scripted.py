@@ -41,9 +41,10 @@ def solution_answers(source: NotebookNode) -> dict[str, str]:
 
 class Solution:
     """The instructor's solution of the exercise whose mistakes.py is `mistakes` (pass its `__file__`): the source
-    notebook beside it, read once."""
+    notebook beside it, read once; and the students scripted against it. `points_of` names the notebook's graded
+    test cells in its order: the columns of every student's points."""
 
-    def __init__(self, mistakes: str | Path) -> None:
+    def __init__(self, mistakes: str | Path, points_of: tuple[str, ...]) -> None:
         self.mistakes = Path(mistakes).resolve()
         notebooks = assignment_notebooks(self.mistakes.parent)
         if len(notebooks) != 1:
@@ -52,9 +53,40 @@ class Solution:
         self.notebook = notebooks[0]
         source = read_notebook(self.notebook)
         self.cells = solution_answers(source)
-        self.tests = [
+        tests = tuple(
             meta["grade_id"] for _, _, meta in nbgrader_cells(source) if meta.get("grade") and not meta.get("solution")
-        ]
+        )
+        if tuple(points_of) != tests:
+            raise CourseError(f"{self._where()}: points_of must name the graded test cells in order: {tests}")
+        self.points_of = tests
+        self.answers: dict[str, dict[str, str]] = {}
+        self.expected: dict[str, dict[str, float]] = {}
+        self.breaks: dict[str, dict[int, str]] = {}
+
+    def student(
+        self, name: str, answers: dict[str, str], points: tuple[float, ...], breaks: dict[str, int] | None = None
+    ) -> None:
+        """Script a student: their solution cells (grade_id -> what they type; a cell not given keeps the released
+        stub), the points each graded test cell must give them (in the order of `points_of`), and for each hidden
+        test cell whose contract their answer breaks in one clause alone, that clause."""
+        problems = [f"{name!r} is scripted twice"] if name in self.answers else []
+        problems += [f"{name!r} answers {cell!r}, not a solution cell" for cell in answers if cell not in self.cells]
+        if len(points) != len(self.points_of):
+            problems.append(f"{name!r} has {len(points)} points for {len(self.points_of)} graded test cells")
+        for grade_id, clause in (breaks or {}).items():
+            if grade_id not in self.points_of or clause in self.breaks.get(grade_id, {}):
+                problems.append(f"{name!r} breaks {grade_id!r} clause {clause}: no such cell, or another student does")
+        if problems:
+            raise CourseError(f"{self._where()}: {'; '.join(problems)}")
+        self.answers[name] = dict(answers)
+        self.expected[name] = dict(zip(self.points_of, points, strict=True))
+        for grade_id, clause in (breaks or {}).items():
+            self.breaks.setdefault(grade_id, {})[clause] = name
+
+    def tables(self) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]], dict[str, dict[int, str]]]:
+        """The scripted students as mistakes.py exports them: ANSWERS, EXPECTED and BREAKS (clauses in order)."""
+        breaks = {grade_id: dict(sorted(clauses.items())) for grade_id, clauses in self.breaks.items()}
+        return self.answers, self.expected, breaks
 
     def edited(self, grade_id: str, *edits: Edit) -> str:
         """The solution cell `grade_id` as a student types it, with these edits made in turn."""
@@ -66,16 +98,6 @@ class Solution:
         """Another scripted answer with these edits, as `edited` makes them: for a family of mistakes that share
         one different implementation."""
         return self._apply(answer, "a scripted answer", edits)
-
-    def points(self, columns: tuple[str, ...], rows: dict[str, tuple[float, ...]]) -> dict[str, dict[str, float]]:
-        """EXPECTED from a table: student -> the points each graded test cell must give, in the order of `columns`,
-        which names every graded test cell of the notebook."""
-        if sorted(columns) != sorted(self.tests):
-            raise CourseError(f"{self._where()}: the columns must name the graded test cells {self.tests}")
-        for student, row in rows.items():
-            if len(row) != len(columns):
-                raise CourseError(f"{self._where()}: {student!r} has {len(row)} points for {len(columns)} columns")
-        return {student: dict(zip(columns, row, strict=True)) for student, row in rows.items()}
 
     def _apply(self, text: str, what: str, edits: tuple[Edit, ...]) -> str:
         for edit in edits:

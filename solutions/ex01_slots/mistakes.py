@@ -2,7 +2,16 @@
 
 from grader.scripted import Solution
 
-SOLUTION = Solution(__file__)
+# Every student's points are those of the notebook's graded test cells, in this order.
+SOLUTION = Solution(
+    __file__,
+    points_of=(
+        "test_classify_slots_visible",
+        "test_classify_slots_hidden",
+        "test_copy_visible",
+        "test_copy_hidden",
+    ),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: classify_slots
@@ -28,6 +37,8 @@ CLASSIFY_BY_VALUE_TYPE = '''def classify_slots(module):
             groups[name] = OTHER
     return groups
 '''
+
+SOLUTION.student("classify_by_value_type", {"classify_slots": CLASSIFY_BY_VALUE_TYPE}, (0, 0, 0, 0))
 
 # Recognises slots by name, but files the three flag tables under "hook table".
 CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES = '''def classify_slots(module):
@@ -83,6 +94,9 @@ CLASSIFY_CRASHES_HALF_INITIALISED = '''def classify_slots(module):
     return groups
 '''
 
+SOLUTION.student("classify_crashes_half_initialised", {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED},
+                 (2, 0, 0, 0))
+
 # Right groups, but built in an OrderedDict "to keep the order": a dict subclass, not the plain dict asked for.
 CLASSIFY_RETURNS_ORDERED_DICT = '''def classify_slots(module):
     """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
@@ -95,6 +109,9 @@ CLASSIFY_RETURNS_ORDERED_DICT = '''def classify_slots(module):
         slot_groups.setdefault(name, HOOK_TABLE)
     return OrderedDict((name, slot_groups.get(name, OTHER)) for name in vars(module))
 '''
+
+SOLUTION.student("classify_returns_ordered_dict", {"classify_slots": CLASSIFY_RETURNS_ORDERED_DICT},
+                 (0, 0, 0, 0), breaks={"test_classify_slots_hidden": 1})
 
 # Recognises the hook slots by the pattern of their names: right for the seventeen slots, but a user
 # attribute such as `_hooks` or `my_forward_hooks` becomes a "hook table", `extra_with_kwargs` a "hook flag table".
@@ -119,6 +136,9 @@ CLASSIFY_BY_NAME_PATTERN = '''def classify_slots(module):
     return groups
 '''
 
+SOLUTION.student("classify_by_name_pattern", {"classify_slots": CLASSIFY_BY_NAME_PATTERN},
+                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 3})
+
 # Assumes the seventeen slots are always the first seventeen keys of vars(module), in __init__'s order:
 # true of every fully built module, wrong when attributes come before the slots or only some slots exist.
 CLASSIFY_BY_POSITION = '''def classify_slots(module):
@@ -129,18 +149,21 @@ CLASSIFY_BY_POSITION = '''def classify_slots(module):
     return {name: in_order[n] if n < len(in_order) else OTHER for n, name in enumerate(vars(module))}
 '''
 
+SOLUTION.student("classify_by_position", {"classify_slots": CLASSIFY_BY_POSITION},
+                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 4})
+
 # Fills the module's own __dict__ with the answer (groups = vars(module)): the keys and groups come
 # back right, but every attribute of the module is overwritten by the name of its group.
-CLASSIFY_IN_THE_MODULES_DICT = SOLUTION.edited_answer(
-    CLASSIFY_RETURNS_ORDERED_DICT,
-    '''
+CLASSIFY_IN_THE_MODULES_DICT = SOLUTION.edited_answer(CLASSIFY_RETURNS_ORDERED_DICT, """
 -    return OrderedDict((name, slot_groups.get(name, OTHER)) for name in vars(module))
 +    groups = vars(module)
 +    for name in groups:
 +        groups[name] = slot_groups.get(name, OTHER)
 +    return groups
-''',
-)
+""")
+
+SOLUTION.student("classify_in_the_modules_dict", {"classify_slots": CLASSIFY_IN_THE_MODULES_DICT},
+                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 5})
 
 # A correct part 1, written the way a student who read the chapter might.
 CLASSIFY_CORRECT = '''def classify_slots(module):
@@ -188,14 +211,17 @@ def copy_sharing_parameters(module):
     return copy.copy(module)
 '''
 
+SOLUTION.student("copy_with_copy_copy",
+                 {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
+                 (2, 4, 0, 0))
+
 # The other extreme: new registries, but also new Parameters and buffers.
-COPY_WITH_DEEPCOPY = SOLUTION.edited_answer(
-    COPY_WITH_COPY_COPY,
-    '''
+COPY_WITH_DEEPCOPY = SOLUTION.edited_answer(COPY_WITH_COPY_COPY, """
 -    return copy.copy(module)
 +    return copy.deepcopy(module)
-''',
-)
+""")
+
+SOLUTION.student("copy_with_deepcopy", {"copy_sharing_parameters": COPY_WITH_DEEPCOPY}, (0, 0, 0, 0))
 
 # New containers for the root only: the children are the original's modules.
 COPY_TOP_LEVEL_ONLY = '''def copy_sharing_parameters(module):
@@ -209,11 +235,11 @@ COPY_TOP_LEVEL_ONLY = '''def copy_sharing_parameters(module):
     return clone
 '''
 
+SOLUTION.student("copy_top_level_only", {"copy_sharing_parameters": COPY_TOP_LEVEL_ONLY}, (0, 0, 0, 0))
+
 # Recursive, but without remembering what was copied: a submodule registered in two places
 # becomes two different copies.
-COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(
-    COPY_TOP_LEVEL_ONLY,
-    '''
+COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
      but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
 +    containers = [name for name, value in vars(nn.Module()).items() if isinstance(value, (dict, set))]
 @@
@@ -222,8 +248,10 @@ COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(
 +            value = {key: None if child is None else copy_sharing_parameters(child)
 +                     for key, child in value.items()}
 +        elif name in containers:
-''',
-)
+''')
+
+SOLUTION.student("copy_forgets_shared_submodule", {"copy_sharing_parameters": COPY_FORGETS_SHARED_SUBMODULE},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 5})
 
 # copy.copy, then new containers all the way down, with a memo: right for every fully built module,
 # but copy.copy goes through __getstate__/__setstate__, which drops _compiled_call_impl and adds the
@@ -249,6 +277,10 @@ def copy_sharing_parameters(module, memo=None):
             vars(clone)[name] = type(value)(value)
     return clone
 '''
+
+SOLUTION.student("copy_via_getstate",
+                 {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
+                 (2, 4, 2, 0), breaks={"test_copy_hidden": 2})
 
 # Copies the registries, the marker and the 8 hook tables, but shares the 3 flag tables
 # (so a with_kwargs hook registered on the copy marks the original's table).
@@ -277,12 +309,12 @@ COPY_SHARES_FLAG_TABLES = '''def copy_sharing_parameters(module):
     return copy_one(module)
 '''
 
+SOLUTION.student("copy_shares_flag_tables", {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES}, (0, 0, 2, 0))
+
 # A memo kept in a mutable default argument: it survives from one call to the next, so a later call
 # can hand back a stale copy (of a module that no longer exists and whose id was reused, or one made
 # before a hook was added to the original).
-COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(
-    COPY_TOP_LEVEL_ONLY,
-    '''
+COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 -def copy_sharing_parameters(module):
 +def copy_sharing_parameters(module, copies={}):
 @@
@@ -298,8 +330,9 @@ COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(
 +            value = {key: None if child is None else copy_sharing_parameters(child, copies)
 +                     for key, child in value.items()}
 +        elif name in vars(nn.Module()) and isinstance(value, (dict, set)):
-''',
-)
+''')
+
+SOLUTION.student("copy_mutable_default_memo", {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO}, (0, 0, 2, 0))
 
 # Calls the class's constructor when it takes no argument (ReLU, Sequential, a user's class), and falls
 # back to __new__ only when that fails: the constructor runs, and builds fresh parameters, for nothing.
@@ -328,11 +361,12 @@ COPY_TRIES_CONSTRUCTOR_FIRST = '''def copy_sharing_parameters(module, _memo=None
     return clone
 '''
 
+SOLUTION.student("copy_tries_constructor_first", {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 1})
+
 # New containers, but every dict rebuilt with dict(...): the hook tables and flag tables come back as plain
 # dicts instead of OrderedDicts.
-COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(
-    COPY_TRIES_CONSTRUCTOR_FIRST,
-    '''
+COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(COPY_TRIES_CONSTRUCTOR_FIRST, """
 -    cls = type(module)
 -    try:
 -        clone = cls()
@@ -347,14 +381,14 @@ COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(
 +            value = dict(value)
 +        elif name in slots and isinstance(value, set):
 +            value = set(value)
-''',
-)
+""")
+
+SOLUTION.student("copy_containers_as_plain_dicts", {"copy_sharing_parameters": COPY_CONTAINERS_AS_PLAIN_DICTS},
+                 (0, 0, 0, 0), breaks={"test_copy_hidden": 3})
 
 # Deep-copies _parameters and _buffers "to be safe": the copy gets its own tensors, so it no longer shares
 # the weights (an update of the original's parameters is not seen by the copy).
-COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(
-    COPY_CONTAINERS_AS_PLAIN_DICTS,
-    '''
+COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(COPY_CONTAINERS_AS_PLAIN_DICTS, """
 +import copy
 +
 +
@@ -368,14 +402,14 @@ COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(
 +            value = copy.deepcopy(value)
 +        elif name in slots and isinstance(value, (dict, set)):
 +            value = type(value)(value)
-''',
-)
+""")
+
+SOLUTION.student("copy_deepcopies_registries", {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
+                 (0, 0, 0, 0), breaks={"test_copy_hidden": 4})
 
 # Deep-copies the hook tables and flag tables so that the copy's hooks are its own: a hook that is an object
 # (a callable class, a bound method) is duplicated instead of shared.
-COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(
-    COPY_DEEPCOPIES_REGISTRIES,
-    '''
+COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(COPY_DEEPCOPIES_REGISTRIES, """
 -        elif name in ("_parameters", "_buffers"):
 +        elif name in ("_parameters", "_buffers", "_non_persistent_buffers_set"):
 +            value = type(value)(value)
@@ -383,14 +417,14 @@ COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(
 @@
 -        elif name in slots and isinstance(value, (dict, set)):
 -            value = type(value)(value)
-''',
-)
+""")
+
+SOLUTION.student("copy_deepcopies_hook_tables", {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 6})
 
 # Copies every dict, set and list it finds in vars(), not only the fifteen container slots: a user's own dict,
 # set or list attribute is no longer shared with the original.
-COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(
-    COPY_CONTAINERS_AS_PLAIN_DICTS,
-    '''
+COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(COPY_CONTAINERS_AS_PLAIN_DICTS, """
 -    slots = vars(nn.Module())
 @@
 -        elif name in slots and isinstance(value, dict):
@@ -399,14 +433,14 @@ COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(
 -            value = set(value)
 +        elif isinstance(value, (dict, set, list)):
 +            value = type(value)(value)
-''',
-)
+""")
+
+SOLUTION.student("copy_copies_user_containers", {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 7})
 
 # Gives the fresh containers to the original and the old ones to the copy: the two no longer share any, but
 # the original was modified, and a hook handle made on the original now removes the hook from the copy.
-COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(
-    COPY_COPIES_USER_CONTAINERS,
-    '''
+COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(COPY_COPIES_USER_CONTAINERS, """
      _memo[id(module)] = clone
 +    slots = vars(nn.Module())
 @@
@@ -414,13 +448,14 @@ COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(
 -            value = type(value)(value)
 +        elif name in slots and isinstance(value, (dict, set)):
 +            vars(module)[name] = type(value)(value)  # the original gets the new one, the copy keeps the old one
-''',
-)
+""")
+
+SOLUTION.student("copy_new_containers_for_the_original",
+                 {"copy_sharing_parameters": COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 8})
 
 # A correct part 2: recursion with the memo passed along as an extra keyword argument.
-COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(
-    COPY_COPIES_USER_CONTAINERS,
-    '''
+COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(COPY_COPIES_USER_CONTAINERS, """
 -    clone = object.__new__(type(module))
 +    cls = type(module)
 +    clone = cls.__new__(cls)
@@ -434,8 +469,13 @@ COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(
 +            value = type(value)((key, None if child is None else copy_sharing_parameters(child, _memo))
 +                                for key, child in value.items())
 +        elif name in fresh and isinstance(fresh[name], (dict, set)):
-''',
-)
+""")
+
+SOLUTION.student("flag_tables_as_hook_tables",
+                 {"classify_slots": CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES,
+                  "copy_sharing_parameters": COPY_CORRECT_RECURSIVE},
+                 (2, 0, 2, 4),
+                 breaks={"test_classify_slots_hidden": 2})
 
 # Another correct part 2: start from a copy of __dict__, then replace the containers in place.
 COPY_CORRECT_UPDATE_IN_PLACE = '''def copy_sharing_parameters(module):
@@ -462,83 +502,10 @@ COPY_CORRECT_UPDATE_IN_PLACE = '''def copy_sharing_parameters(module):
     return clone_of(module)
 '''
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "classify_by_value_type": {"classify_slots": CLASSIFY_BY_VALUE_TYPE},
-    "flag_tables_as_hook_tables": {
-        "classify_slots": CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES,
-        "copy_sharing_parameters": COPY_CORRECT_RECURSIVE,
-    },
-    "classify_crashes_half_initialised": {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED},
-    "classify_returns_ordered_dict": {"classify_slots": CLASSIFY_RETURNS_ORDERED_DICT},
-    "classify_by_name_pattern": {"classify_slots": CLASSIFY_BY_NAME_PATTERN},
-    "classify_by_position": {"classify_slots": CLASSIFY_BY_POSITION},
-    "classify_in_the_modules_dict": {"classify_slots": CLASSIFY_IN_THE_MODULES_DICT},
-    "copy_with_copy_copy": {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
-    "copy_with_deepcopy": {"copy_sharing_parameters": COPY_WITH_DEEPCOPY},
-    "copy_top_level_only": {"copy_sharing_parameters": COPY_TOP_LEVEL_ONLY},
-    "copy_forgets_shared_submodule": {"copy_sharing_parameters": COPY_FORGETS_SHARED_SUBMODULE},
-    "copy_via_getstate": {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
-    "copy_shares_flag_tables": {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES},
-    "copy_mutable_default_memo": {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO},
-    "copy_tries_constructor_first": {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
-    "copy_containers_as_plain_dicts": {"copy_sharing_parameters": COPY_CONTAINERS_AS_PLAIN_DICTS},
-    "copy_deepcopies_registries": {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
-    "copy_deepcopies_hook_tables": {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
-    "copy_copies_user_containers": {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
-    "copy_new_containers_for_the_original": {"copy_sharing_parameters": COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL},
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-    "alternative_correct": {
-        "classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
-        "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE,
-    },
-}
+# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
+SOLUTION.student("alternative_correct",
+                 {"classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
+                  "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE},
+                 (2, 4, 2, 4))
 
-# student -> the points each graded test cell (the columns) must give.
-EXPECTED = SOLUTION.points(
-    ("test_classify_slots_visible", "test_classify_slots_hidden", "test_copy_visible", "test_copy_hidden"),
-    {
-        "classify_by_value_type": (0, 0, 0, 0),
-        "flag_tables_as_hook_tables": (2, 0, 2, 4),
-        "classify_crashes_half_initialised": (2, 0, 0, 0),
-        "copy_with_copy_copy": (2, 4, 0, 0),
-        "copy_with_deepcopy": (0, 0, 0, 0),
-        "copy_top_level_only": (0, 0, 0, 0),
-        "copy_forgets_shared_submodule": (0, 0, 2, 0),
-        "copy_via_getstate": (2, 4, 2, 0),
-        "copy_shares_flag_tables": (0, 0, 2, 0),
-        "copy_mutable_default_memo": (0, 0, 2, 0),
-        "classify_returns_ordered_dict": (0, 0, 0, 0),
-        "classify_by_name_pattern": (2, 0, 0, 0),
-        "classify_by_position": (2, 0, 0, 0),
-        "classify_in_the_modules_dict": (2, 0, 0, 0),
-        "copy_tries_constructor_first": (0, 0, 2, 0),
-        "copy_containers_as_plain_dicts": (0, 0, 0, 0),
-        "copy_deepcopies_registries": (0, 0, 0, 0),
-        "copy_deepcopies_hook_tables": (0, 0, 2, 0),
-        "copy_copies_user_containers": (0, 0, 2, 0),
-        "copy_new_containers_for_the_original": (0, 0, 2, 0),
-        "alternative_correct": (2, 4, 2, 4),
-    },
-)
-
-# test grade_id -> {clause of the part's contract: the scripted student whose answer breaks that clause alone}.
-BREAKS = {
-    "test_classify_slots_hidden": {
-        1: "classify_returns_ordered_dict",
-        2: "flag_tables_as_hook_tables",
-        3: "classify_by_name_pattern",
-        4: "classify_by_position",
-        5: "classify_in_the_modules_dict",
-    },
-    "test_copy_hidden": {
-        1: "copy_tries_constructor_first",
-        2: "copy_via_getstate",
-        3: "copy_containers_as_plain_dicts",
-        4: "copy_deepcopies_registries",
-        5: "copy_forgets_shared_submodule",
-        6: "copy_deepcopies_hook_tables",
-        7: "copy_copies_user_containers",
-        8: "copy_new_containers_for_the_original",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -2,7 +2,16 @@
 
 from grader.scripted import Solution
 
-SOLUTION = Solution(__file__)
+# Every student's points are those of the notebook's graded test cells, in this order.
+SOLUTION = Solution(
+    __file__,
+    points_of=(
+        "test_predict_setattr_visible",
+        "test_predict_setattr_hidden",
+        "test_find_unregistered_tensors_visible",
+        "test_find_unregistered_tensors_hidden",
+    ),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: predict_setattr
@@ -52,9 +61,7 @@ PREDICT_IGNORES_NONE = '''def predict_setattr(module, name, value):
 
 # Tests "is the value a Module?" before the guard on parameter names, so a module assigned to the name of a
 # parameter becomes a "submodule" instead of the TypeError. The visible cell has no such case.
-PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(
-    PREDICT_IGNORES_NONE,
-    '''
+PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(PREDICT_IGNORES_NONE, """
 -    if value is None:
 -        return "attribute"  # None is not a tensor or a module: nothing to register
 @@
@@ -73,14 +80,14 @@ PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(
 @@
 -        if not isinstance(value, torch.Tensor):
 +        if value is not None and not isinstance(value, torch.Tensor):
-''',
-)
+""")
+
+SOLUTION.student("predict_module_before_parameter", {"predict_setattr": PREDICT_MODULE_BEFORE_PARAMETER},
+                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 3})
 
 # Enters the buffer branch only for an nn.Buffer value: a plain tensor (or None) assigned to the name of an
 # existing buffer is predicted to be a plain attribute, but it replaces the buffer.
-PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(
-    PREDICT_MODULE_BEFORE_PARAMETER,
-    '''
+PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(PREDICT_MODULE_BEFORE_PARAMETER, """
 -    if isinstance(value, nn.Module):
 -        return "submodule" if modules is not None else "AttributeError"
 @@
@@ -99,14 +106,11 @@ PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(
 -            persistent = name not in state["_non_persistent_buffers_set"]
 -        return "buffer" if persistent else "non-persistent buffer"
 +        return "buffer" if value.persistent else "non-persistent buffer"
-''',
-)
+""")
 
 # Knows that None keeps a parameter slot, but not that anything else on that name is refused: a tensor, an int
 # or a module assigned to a parameter's name falls through to the later branches.
-PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(
-    PREDICT_MODULE_BEFORE_PARAMETER,
-    '''
+PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(PREDICT_MODULE_BEFORE_PARAMETER, """
 -    if isinstance(value, nn.Module):
 -        return "submodule" if modules is not None else "AttributeError"
 @@
@@ -116,15 +120,15 @@ PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(
 +        return "parameter"
 +    if isinstance(value, nn.Module):
 +        return "submodule" if modules is not None else "AttributeError"
-''',
-)
+""")
+
+SOLUTION.student("predict_forgets_parameter_typeerror", {"predict_setattr": PREDICT_FORGETS_PARAMETER_TYPEERROR},
+                 (0, 0, 0, 0))
 
 # Runs register_parameter's "already exists" check on the module as it is now, with hasattr. But the Parameter
 # branch first clears the name from __dict__, _buffers and _modules, so a Parameter over a plain attribute, a
 # buffer or a submodule is registered, not refused.
-PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(
-    PREDICT_MODULE_BEFORE_PARAMETER,
-    '''
+PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(PREDICT_MODULE_BEFORE_PARAMETER, """
 -    on_class = any(name in vars(klass) for klass in type(module).__mro__)
 -    if isinstance(value, nn.Module):
 -        return "submodule" if modules is not None else "AttributeError"
@@ -135,14 +139,14 @@ PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(
          return "parameter" if value is None else "TypeError"
 +    if isinstance(value, nn.Module):
 +        return "submodule" if modules is not None else "AttributeError"
-''',
-)
+""")
+
+SOLUTION.student("predict_hasattr_before_clearing", {"predict_setattr": PREDICT_HASATTR_BEFORE_CLEARING},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 2})
 
 # Takes a buffer's persistence from the module's non-persistent set even when the value carries an nn.Buffer
 # tag, whose own `persistent` wins.
-PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(
-    PREDICT_FORGETS_BUFFER_NAME,
-    '''
+PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(PREDICT_FORGETS_BUFFER_NAME, """
 -    if isinstance(value, nn.Buffer):
 +    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
 +        if value is not None and not isinstance(value, torch.Tensor):
@@ -152,8 +156,10 @@ PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(
 +        if name in state["_non_persistent_buffers_set"]:
 +            return "non-persistent buffer"
 +        return "buffer"
-''',
-)
+""")
+
+SOLUTION.student("predict_persistence_from_set", {"predict_setattr": PREDICT_PERSISTENCE_FROM_SET},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 5})
 
 # Does not reason at all: tries the assignment on a deep copy. The visible Probe refuses to be copied.
 PREDICT_SETATTR_ON_DEEPCOPY = '''import copy
@@ -179,9 +185,7 @@ def predict_setattr(module, name, value):
 # The same trial, better hidden: a twin built by hand (no copy protocol) and nn.Module.__setattr__ called
 # directly (so Probe.__setattr__ counts nothing). It passes the visible cell; the hidden cell watches
 # nn.Module.__setattr__ itself.
-PREDICT_SETATTR_ON_BARE_TWIN = SOLUTION.edited_answer(
-    PREDICT_SETATTR_ON_DEEPCOPY,
-    '''
+PREDICT_SETATTR_ON_BARE_TWIN = SOLUTION.edited_answer(PREDICT_SETATTR_ON_DEEPCOPY, """
 -import copy
 -
 -
@@ -193,8 +197,10 @@ PREDICT_SETATTR_ON_BARE_TWIN = SOLUTION.edited_answer(
 @@
 -        setattr(twin, name, value)
 +        nn.Module.__setattr__(twin, name, value)
-''',
-)
+""")
+
+SOLUTION.student("predict_setattr_on_bare_twin", {"predict_setattr": PREDICT_SETATTR_ON_BARE_TWIN},
+                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 8})
 
 # Reasons right, but returns the exception class itself (KeyError) where the contract asks for its name
 # ("KeyError").
@@ -257,12 +263,13 @@ PREDICT_RETURNS_EXCEPTION_CLASS = '''def predict_setattr(module, name, value):
     return "attribute"
 '''
 
+SOLUTION.student("predict_returns_exception_class", {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 1})
+
 # Checks the names already registered (parameter, submodule, buffer) before looking at a Module value: a module
 # assigned to a submodule's or a buffer's name is predicted refused (TypeError), but the Module branch comes
 # first and replaces it.
-PREDICT_BUFFER_NAME_BEFORE_MODULE = SOLUTION.edited(
-    'predict_setattr',
-    '''
+PREDICT_BUFFER_NAME_BEFORE_MODULE = SOLUTION.edited("predict_setattr", """
 -    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
 -    if isinstance(value, nn.Module):
 -        return "AttributeError" if modules is None else "submodule"
@@ -271,15 +278,15 @@ PREDICT_BUFFER_NAME_BEFORE_MODULE = SOLUTION.edited(
 +    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
 +    if isinstance(value, nn.Module):
 +        return "AttributeError" if modules is None else "submodule"
-''',
-)
+""")
+
+SOLUTION.student("predict_buffer_name_before_module", {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 4})
 
 # Looks for the nearest property in the MRO and skips whatever else the classes define: a subclass's class attribute
 # that hides a base class's property without a setter is predicted to refuse the assignment (AttributeError), but
 # object.__setattr__ sees the class attribute first, which is no descriptor, and stores the value.
-PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited(
-    'predict_setattr',
-    '''
+PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited("predict_setattr", """
 -    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
 +    # 6. Everything else: object.__setattr__, which honours the properties found on the class.
 @@
@@ -291,31 +298,32 @@ PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited(
 +        attr = vars(klass).get(name)
 +        if isinstance(attr, property):  # the nearest property decides
 +            return "attribute" if attr.fset is not None else "AttributeError"
-''',
-)
+""")
+
+SOLUTION.student("predict_first_property_in_mro", {"predict_setattr": PREDICT_FIRST_PROPERTY_IN_MRO}, (2, 0, 0, 0))
 
 # Takes every property for read-only: a property with a setter is predicted to refuse the assignment
 # (AttributeError), but object.__setattr__ calls its setter.
-PREDICT_EVERY_PROPERTY_READ_ONLY = SOLUTION.edited(
-    'predict_setattr',
-    '''
+PREDICT_EVERY_PROPERTY_READ_ONLY = SOLUTION.edited("predict_setattr", """
 -            if isinstance(attr, property) and attr.fset is None:
 +            if isinstance(attr, property):
-''',
-)
+""")
+
+SOLUTION.student("predict_every_property_read_only", {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
+                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 6})
 
 # Right predictions, but mimics the Parameter branch's clearing on the module itself: a Parameter
 # assigned over a plain attribute, a buffer or a submodule removes that entry from the real module.
-PREDICT_CLEARS_FOR_REAL = SOLUTION.edited(
-    'predict_setattr',
-    '''
+PREDICT_CLEARS_FOR_REAL = SOLUTION.edited("predict_setattr", """
              return "AttributeError"  # cannot assign parameters before Module.__init__() call
          if bad_name(name):
              return "KeyError"
 +        for registry in (state, buffers, modules):  # the Parameter branch clears the name everywhere else first
 +            registry.pop(name, None)
-''',
-)
+""")
+
+SOLUTION.student("predict_clears_for_real", {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 7})
 
 # A correct part 1, organised around "which registry holds the name now".
 PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
@@ -388,11 +396,16 @@ FIND_WITH_GETATTR = '''def find_unregistered_tensors(module):
     return sorted(found)
 '''
 
+SOLUTION.student("predict_forgets_buffer_name",
+                 {"predict_setattr": PREDICT_FORGETS_BUFFER_NAME, "find_unregistered_tensors": FIND_WITH_GETATTR},
+                 (0, 0, 2, 0))
+SOLUTION.student("find_with_getattr",
+                 {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND, "find_unregistered_tensors": FIND_WITH_GETATTR},
+                 (2, 4, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 7})
+
 # Decides "registered" by what state_dict() saves: every buffer is collected, and the non-persistent ones
 # (never saved) come out as unregistered although they are in _buffers.
-FIND_NON_PERSISTENT_AS_UNREGISTERED = SOLUTION.edited_answer(
-    FIND_WITH_GETATTR,
-    '''
+FIND_NON_PERSISTENT_AS_UNREGISTERED = SOLUTION.edited_answer(FIND_WITH_GETATTR, '''
      """Sorted qualified names of the tensors that the module tree holds outside its registries."""
 +    saved = set(module.state_dict())
 @@
@@ -407,13 +420,14 @@ FIND_NON_PERSISTENT_AS_UNREGISTERED = SOLUTION.edited_answer(
 -    return sorted(found)
 +                visit(item, qualified(name))
 +    return sorted(name for name in found if name not in saved)
-''',
-)
+''')
+
+SOLUTION.student("find_non_persistent_as_unregistered",
+                 {"find_unregistered_tensors": FIND_NON_PERSISTENT_AS_UNREGISTERED},
+                 (0, 0, 0, 0))
 
 # named_modules(remove_duplicate=False): a shared submodule is reported once per name it is registered under.
-FIND_SHARED_UNDER_EVERY_NAME = SOLUTION.edited_answer(
-    FIND_WITH_GETATTR,
-    '''
+FIND_SHARED_UNDER_EVERY_NAME = SOLUTION.edited_answer(FIND_WITH_GETATTR, """
 -    for prefix, submodule in module.named_modules():
 -        for name in vars(submodule):
 +    for prefix, submodule in module.named_modules(remove_duplicate=False):
@@ -421,14 +435,14 @@ FIND_SHARED_UNDER_EVERY_NAME = SOLUTION.edited_answer(
 @@
 -                visit(getattr(submodule, name), f"{prefix}.{name}" if prefix else name)
 +                visit(item, f"{prefix}.{name}" if prefix else name)
-''',
-)
+""")
+
+SOLUTION.student("find_shared_under_every_name", {"find_unregistered_tensors": FIND_SHARED_UNDER_EVERY_NAME},
+                 (0, 0, 2, 0))
 
 # Walks the tree level by level: each module is visited once, but a shared submodule gets the first name a
 # breadth-first walk reaches, not the first name named_modules() (depth-first) gives it.
-FIND_BREADTH_FIRST = SOLUTION.edited_answer(
-    FIND_SHARED_UNDER_EVERY_NAME,
-    '''
+FIND_BREADTH_FIRST = SOLUTION.edited_answer(FIND_SHARED_UNDER_EVERY_NAME, """
 -    found = []
 +    found, seen = [], set()
 @@
@@ -446,13 +460,13 @@ FIND_BREADTH_FIRST = SOLUTION.edited_answer(
 +        for name, child in vars(current)["_modules"].items():
 +            if child is not None:
 +                queue.append((f"{prefix}.{name}" if prefix else name, child))
-''',
-)
+""")
+
+SOLUTION.student("find_breadth_first", {"find_unregistered_tensors": FIND_BREADTH_FIRST},
+                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 2})
 
 # Also walks the plain attributes of modules found inside lists and dicts, which the contract excludes.
-FIND_WALKS_MODULES_IN_LISTS = SOLUTION.edited_answer(
-    FIND_SHARED_UNDER_EVERY_NAME,
-    '''
+FIND_WALKS_MODULES_IN_LISTS = SOLUTION.edited_answer(FIND_SHARED_UNDER_EVERY_NAME, """
              found.append(where)
 +        elif isinstance(item, nn.Module):
 +            for name, inner in vars(item).items():
@@ -461,26 +475,26 @@ FIND_WALKS_MODULES_IN_LISTS = SOLUTION.edited_answer(
 @@
 -    for prefix, submodule in module.named_modules(remove_duplicate=False):
 +    for prefix, submodule in module.named_modules():
-''',
-)
+""")
+
+SOLUTION.student("find_walks_modules_in_lists", {"find_unregistered_tensors": FIND_WALKS_MODULES_IN_LISTS},
+                 (0, 0, 0, 0))
 
 # Writes every dict key between quotes by hand instead of using repr: 7 becomes '7'.
-FIND_QUOTES_KEYS_BY_HAND = SOLUTION.edited_answer(
-    FIND_SHARED_UNDER_EVERY_NAME,
-    '''
+FIND_QUOTES_KEYS_BY_HAND = SOLUTION.edited_answer(FIND_SHARED_UNDER_EVERY_NAME, """
 -                visit(inner, f"{where}[{key!r}]")
 +                visit(inner, f"{where}['{key}']")
 @@
 -    for prefix, submodule in module.named_modules(remove_duplicate=False):
 +    for prefix, submodule in module.named_modules():
-''',
-)
+""")
+
+SOLUTION.student("find_quotes_keys_by_hand", {"find_unregistered_tensors": FIND_QUOTES_KEYS_BY_HAND},
+                 (0, 0, 0, 0), breaks={"test_find_unregistered_tensors_hidden": 5})
 
 # Compares exact types: misses OrderedDicts and named tuples, which the contract includes. The visible cell
 # holds only plain dicts, lists and tuples.
-FIND_EXACT_TYPES = SOLUTION.edited_answer(
-    FIND_SHARED_UNDER_EVERY_NAME,
-    '''
+FIND_EXACT_TYPES = SOLUTION.edited_answer(FIND_SHARED_UNDER_EVERY_NAME, """
 -        if isinstance(item, torch.Tensor):
 +        if type(item) in (torch.Tensor, nn.Parameter):
 @@
@@ -492,14 +506,14 @@ FIND_EXACT_TYPES = SOLUTION.edited_answer(
 @@
 -    for prefix, submodule in module.named_modules(remove_duplicate=False):
 +    for prefix, submodule in module.named_modules():
-''',
-)
+""")
+
+SOLUTION.student("find_exact_types", {"find_unregistered_tensors": FIND_EXACT_TYPES},
+                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 4})
 
 # Leaves out every tensor object that is also registered somewhere (a list holding the module's own weight):
 # the contract counts places, not objects.
-FIND_SKIPS_REGISTERED_OBJECTS = SOLUTION.edited_answer(
-    FIND_SHARED_UNDER_EVERY_NAME,
-    '''
+FIND_SKIPS_REGISTERED_OBJECTS = SOLUTION.edited_answer(FIND_SHARED_UNDER_EVERY_NAME, """
      slots = set(vars(nn.Module()))
 +    registered = {id(tensor) for tensor in module.parameters()} | {id(tensor) for tensor in module.buffers()}
 @@
@@ -509,27 +523,29 @@ FIND_SKIPS_REGISTERED_OBJECTS = SOLUTION.edited_answer(
 @@
 -    for prefix, submodule in module.named_modules(remove_duplicate=False):
 +    for prefix, submodule in module.named_modules():
-''',
-)
+""")
+
+SOLUTION.student("find_skips_registered_objects", {"find_unregistered_tensors": FIND_SKIPS_REGISTERED_OBJECTS},
+                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 6})
 
 # Finds the right places but returns them in the order it met them, not sorted with sorted().
-FIND_UNSORTED = SOLUTION.edited(
-    'find_unregistered_tensors',
-    '''
+FIND_UNSORTED = SOLUTION.edited("find_unregistered_tensors", """
 -    return sorted(found)
 +    return found
-''',
-)
+""")
+
+SOLUTION.student("find_unsorted", {"find_unregistered_tensors": FIND_UNSORTED},
+                 (0, 0, 0, 0), breaks={"test_find_unregistered_tensors_hidden": 1})
 
 # Takes every name that starts with an underscore for a slot: a plain attribute such as `_buffers_old`
 # or `_cache` is never looked into.
-FIND_SKIPS_PRIVATE_NAMES = SOLUTION.edited(
-    'find_unregistered_tensors',
-    '''
+FIND_SKIPS_PRIVATE_NAMES = SOLUTION.edited("find_unregistered_tensors", """
 -            if name not in slots:
 +            if not name.startswith("_"):  # the slots are the private names
-''',
-)
+""")
+
+SOLUTION.student("find_skips_private_names", {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
+                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 3})
 
 # A correct part 2: its own depth-first walk over _modules with a set of visited modules.
 FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
@@ -565,106 +581,16 @@ FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
     return names
 '''
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "predict_ignores_none": {
-        "predict_setattr": PREDICT_IGNORES_NONE,
-        "find_unregistered_tensors": FIND_CORRECT_OWN_WALK,
-    },
-    "predict_module_before_parameter": {"predict_setattr": PREDICT_MODULE_BEFORE_PARAMETER},
-    "predict_forgets_buffer_name": {
-        "predict_setattr": PREDICT_FORGETS_BUFFER_NAME,
-        "find_unregistered_tensors": FIND_WITH_GETATTR,
-    },
-    "predict_forgets_parameter_typeerror": {"predict_setattr": PREDICT_FORGETS_PARAMETER_TYPEERROR},
-    "predict_hasattr_before_clearing": {"predict_setattr": PREDICT_HASATTR_BEFORE_CLEARING},
-    "predict_persistence_from_set": {"predict_setattr": PREDICT_PERSISTENCE_FROM_SET},
-    "predict_setattr_on_deepcopy": {
-        "predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY,
-        "find_unregistered_tensors": FIND_CORRECT_OWN_WALK,
-    },
-    "predict_setattr_on_bare_twin": {"predict_setattr": PREDICT_SETATTR_ON_BARE_TWIN},
-    "predict_returns_exception_class": {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
-    "predict_buffer_name_before_module": {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
-    "predict_every_property_read_only": {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
-    "predict_clears_for_real": {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
-    "predict_first_property_in_mro": {"predict_setattr": PREDICT_FIRST_PROPERTY_IN_MRO},
-    "find_unsorted": {"find_unregistered_tensors": FIND_UNSORTED},
-    "find_skips_private_names": {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
-    "find_with_getattr": {
-        "predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
-        "find_unregistered_tensors": FIND_WITH_GETATTR,
-    },
-    "find_non_persistent_as_unregistered": {"find_unregistered_tensors": FIND_NON_PERSISTENT_AS_UNREGISTERED},
-    "find_shared_under_every_name": {"find_unregistered_tensors": FIND_SHARED_UNDER_EVERY_NAME},
-    "find_breadth_first": {"find_unregistered_tensors": FIND_BREADTH_FIRST},
-    "find_walks_modules_in_lists": {"find_unregistered_tensors": FIND_WALKS_MODULES_IN_LISTS},
-    "find_quotes_keys_by_hand": {"find_unregistered_tensors": FIND_QUOTES_KEYS_BY_HAND},
-    "find_exact_types": {"find_unregistered_tensors": FIND_EXACT_TYPES},
-    "find_skips_registered_objects": {"find_unregistered_tensors": FIND_SKIPS_REGISTERED_OBJECTS},
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-    "alternative_correct": {
-        "predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
-        "find_unregistered_tensors": FIND_CORRECT_OWN_WALK,
-    },
-}
+SOLUTION.student("predict_ignores_none",
+                 {"predict_setattr": PREDICT_IGNORES_NONE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+                 (2, 0, 2, 4))
+SOLUTION.student("predict_setattr_on_deepcopy",
+                 {"predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+                 (0, 0, 2, 4))
+# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
+SOLUTION.student("alternative_correct",
+                 {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
+                  "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+                 (2, 4, 2, 4))
 
-
-# student -> the points each graded test cell (the columns) must give.
-EXPECTED = SOLUTION.points(
-    (
-        "test_predict_setattr_visible",
-        "test_predict_setattr_hidden",
-        "test_find_unregistered_tensors_visible",
-        "test_find_unregistered_tensors_hidden",
-    ),
-    {
-        "predict_ignores_none": (2, 0, 2, 4),
-        "predict_module_before_parameter": (2, 0, 0, 0),
-        "predict_forgets_buffer_name": (0, 0, 2, 0),
-        "predict_forgets_parameter_typeerror": (0, 0, 0, 0),
-        "predict_hasattr_before_clearing": (0, 0, 0, 0),
-        "predict_persistence_from_set": (0, 0, 0, 0),
-        "predict_setattr_on_deepcopy": (0, 0, 2, 4),
-        "predict_setattr_on_bare_twin": (2, 0, 0, 0),
-        "find_with_getattr": (2, 4, 2, 0),
-        "find_non_persistent_as_unregistered": (0, 0, 0, 0),
-        "find_shared_under_every_name": (0, 0, 2, 0),
-        "find_breadth_first": (0, 0, 2, 0),
-        "find_walks_modules_in_lists": (0, 0, 0, 0),
-        "find_quotes_keys_by_hand": (0, 0, 0, 0),
-        "find_exact_types": (0, 0, 2, 0),
-        "find_skips_registered_objects": (0, 0, 2, 0),
-        "predict_returns_exception_class": (0, 0, 0, 0),
-        "predict_buffer_name_before_module": (0, 0, 0, 0),
-        "predict_every_property_read_only": (2, 0, 0, 0),
-        "predict_clears_for_real": (0, 0, 0, 0),
-        "predict_first_property_in_mro": (2, 0, 0, 0),
-        "find_unsorted": (0, 0, 0, 0),
-        "find_skips_private_names": (0, 0, 2, 0),
-        "alternative_correct": (2, 4, 2, 4),
-    },
-)
-
-# test grade_id -> {clause of the part's contract: the scripted student whose answer breaks that clause alone}.
-BREAKS = {
-    "test_predict_setattr_hidden": {
-        1: "predict_returns_exception_class",
-        2: "predict_hasattr_before_clearing",
-        3: "predict_module_before_parameter",
-        4: "predict_buffer_name_before_module",
-        5: "predict_persistence_from_set",
-        6: "predict_every_property_read_only",
-        7: "predict_clears_for_real",
-        8: "predict_setattr_on_bare_twin",
-    },
-    "test_find_unregistered_tensors_hidden": {
-        1: "find_unsorted",
-        2: "find_breadth_first",
-        3: "find_skips_private_names",
-        4: "find_exact_types",
-        5: "find_quotes_keys_by_hand",
-        6: "find_skips_registered_objects",
-        7: "find_with_getattr",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -2,7 +2,16 @@
 
 from grader.scripted import Solution
 
-SOLUTION = Solution(__file__)
+# Every student's points are those of the notebook's graded test cells, in this order.
+SOLUTION = Solution(
+    __file__,
+    points_of=(
+        "test_export_visible",
+        "test_export_hidden",
+        "test_materialize_visible",
+        "test_materialize_hidden",
+    ),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: export_plain_state_dict
@@ -15,6 +24,8 @@ EXPORT_ORIGINAL_VALUES = '''def export_plain_state_dict(model):
             for key, value in model.state_dict().items()}
 '''
 
+SOLUTION.student("export_original_values", {"export_plain_state_dict": EXPORT_ORIGINAL_VALUES}, (0, 0, 0, 0))
+
 # Removes the parametrizations from the model itself: right keys and values, and the model is changed for good.
 EXPORT_REMOVES_ON_MODEL = '''def export_plain_state_dict(model):
     """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
@@ -25,11 +36,11 @@ EXPORT_REMOVES_ON_MODEL = '''def export_plain_state_dict(model):
     return dict(model.state_dict())
 '''
 
+SOLUTION.student("export_removes_on_model", {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL}, (0, 0, 0, 0))
+
 # Removes them from a deep copy: the copy shares its generated class with the model, so removing the property
 # from the copy's class breaks the model (and the key order follows the copy, not the model).
-EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(
-    EXPORT_REMOVES_ON_MODEL,
-    '''
+EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, """
 -    for module in model.modules():
 +    import copy
 +
@@ -38,8 +49,9 @@ EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(
 @@
 -    return dict(model.state_dict())
 +    return dict(plain.state_dict())
-''',
-)
+""")
+
+SOLUTION.student("export_deepcopy_remove", {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE}, (0, 0, 0, 0))
 
 # Computes the values with autograd on and never detaches: every renamed value requires grad.
 EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
@@ -60,10 +72,10 @@ EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
     return plain
 '''
 
+SOLUTION.student("export_keeps_graph", {"export_plain_state_dict": EXPORT_KEEPS_GRAPH}, (0, 0, 0, 0))
+
 # Walks named_modules() with its default de-duplication: a shared module's second prefix keeps its old key.
-EXPORT_FIRST_NAME_ONLY = SOLUTION.edited(
-    'export_plain_state_dict',
-    '''
+EXPORT_FIRST_NAME_ONLY = SOLUTION.edited("export_plain_state_dict", """
 -    # Every qualified prefix of every module, shared ones under each of their names, as state_dict() walks them.
 @@
 -    for prefix, module in model.named_modules(remove_duplicate=False):
@@ -74,8 +86,9 @@ EXPORT_FIRST_NAME_ONLY = SOLUTION.edited(
 @@
 -                plain[plain_key] = getattr(module, name).detach()  # detach: a parametrization may return original
 +                plain[plain_key] = getattr(module, name).detach()
-''',
-)
+""")
+
+SOLUTION.student("export_first_name_only", {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY}, (2, 0, 0, 0))
 
 # Applies only the first parametrization of each name: right for one, wrong when two are stacked.
 EXPORT_FIRST_PARAMETRIZATION_ONLY = '''def export_plain_state_dict(model):
@@ -93,10 +106,11 @@ EXPORT_FIRST_PARAMETRIZATION_ONLY = '''def export_plain_state_dict(model):
     return plain
 '''
 
+SOLUTION.student("export_first_parametrization_only", {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
+                 (2, 0, 0, 0), breaks={"test_export_hidden": 3})
+
 # Puts the plain entries first and the computed ones at the end: right keys and values, wrong order.
-EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(
-    EXPORT_FIRST_PARAMETRIZATION_ONLY,
-    '''
+EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(EXPORT_FIRST_PARAMETRIZATION_ONLY, """
 -    plain = {}
 +    plain, computed = {}, {}
 @@
@@ -105,13 +119,13 @@ EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(
 @@
 -    return plain
 +    return {**plain, **computed}
-''',
-)
+""")
+
+SOLUTION.student("export_appends_at_end", {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
+                 (0, 0, 0, 0), breaks={"test_export_hidden": 2})
 
 # Builds the result as state_dict() does, in an OrderedDict: right keys and values, but not exactly a dict.
-EXPORT_ORDERED_DICT = SOLUTION.edited_answer(
-    EXPORT_FIRST_NAME_ONLY,
-    '''
+EXPORT_ORDERED_DICT = SOLUTION.edited_answer(EXPORT_FIRST_NAME_ONLY, '''
      """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
 +    from collections import OrderedDict
 +
@@ -121,14 +135,11 @@ EXPORT_ORDERED_DICT = SOLUTION.edited_answer(
 @@
 -    plain = {}
 +    plain = OrderedDict()
-''',
-)
+''')
 
 # Notes the keys first, then removes every parametrization from the model itself (leave_parametrized=True) and reads
 # the plain values back in the noted order: right keys, order and values, and the model is changed for good.
-EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(
-    EXPORT_REMOVES_ON_MODEL,
-    '''
+EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, '''
      """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
 +    import re
 +
@@ -137,21 +148,20 @@ EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(
 -    return dict(model.state_dict())
 +    state = model.state_dict()
 +    return {key: state[key] for key in keys}
-''',
-)
+''')
+
+SOLUTION.student("export_removes_keeping_order", {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
+                 (0, 0, 0, 0), breaks={"test_export_hidden": 4})
 
 # A correct part 1 written differently: parses each key and resolves its module by path.
-EXPORT_CORRECT_BY_KEY = SOLUTION.edited_answer(
-    EXPORT_FIRST_PARAMETRIZATION_ONLY,
-    '''
+EXPORT_CORRECT_BY_KEY = SOLUTION.edited_answer(EXPORT_FIRST_PARAMETRIZATION_ONLY, """
 -                plain[head + name] = holder.parametrizations[name][0](value).detach()
 -            else:
 -                plain[key] = value
 +                value = getattr(holder, name).detach()
 +                key = head + name
 +            plain[key] = value
-''',
-)
+""")
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: materialize
@@ -168,28 +178,29 @@ MATERIALIZE_TRAIN_AFTER = '''def materialize(model, *args):
     return model
 '''
 
+SOLUTION.student("materialize_train_after", {"materialize": MATERIALIZE_TRAIN_AFTER}, (0, 0, 0, 0))
+
 # Restores the root's flag with train(mode): train() recurses, so mixed modes are lost.
-MATERIALIZE_ROOT_FLAG_ONLY = SOLUTION.edited_answer(
-    MATERIALIZE_TRAIN_AFTER,
-    '''
+MATERIALIZE_ROOT_FLAG_ONLY = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
      if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
 +        was_training = model.training
 @@
 -        model.train()
 +        model.train(was_training)
-''',
-)
+""")
+
+SOLUTION.student("materialize_root_flag_only", {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
+                 (0, 0, 0, 0), breaks={"test_materialize_hidden": 3})
 
 # Runs the dry call in whatever mode the model is in: norm layers in training mode count the batch and move
 # their running statistics.
-MATERIALIZE_KEEPS_MODE = SOLUTION.edited_answer(
-    MATERIALIZE_TRAIN_AFTER,
-    '''
+MATERIALIZE_KEEPS_MODE = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
 -        model.eval()
 @@
 -        model.train()
-''',
-)
+""")
+
+SOLUTION.student("materialize_keeps_mode", {"materialize": MATERIALIZE_KEEPS_MODE}, (0, 0, 0, 0))
 
 # Always calls the model, also when nothing is lazy.
 MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
@@ -204,10 +215,11 @@ MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
     return model
 '''
 
+SOLUTION.student("materialize_always_calls", {"materialize": MATERIALIZE_ALWAYS_CALLS},
+                 (0, 0, 0, 0), breaks={"test_materialize_hidden": 2})
+
 # Asks has_uninitialized_params(): a lazy module whose parameters came from a checkpoint stays lazy.
-MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(
-    MATERIALIZE_KEEPS_MODE,
-    '''
+MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(MATERIALIZE_KEEPS_MODE, """
 -    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
 +    lazy = [m for m in model.modules() if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
 +    if lazy:
@@ -218,20 +230,24 @@ MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(
              model(*args)
 +        for module, flag in flags:
 +            module.training = flag
-''',
-)
+""")
+
+SOLUTION.student("materialize_uninitialized_only", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
+                  "materialize": MATERIALIZE_UNINITIALIZED_ONLY},
+                 (2, 4, 2, 0))
 
 # Returns early with a bare `return` when nothing is lazy: None instead of the model.
-MATERIALIZE_RETURNS_NONE_WHEN_READY = SOLUTION.edited(
-    'materialize',
-    '''
+MATERIALIZE_RETURNS_NONE_WHEN_READY = SOLUTION.edited("materialize", """
 -        return model
 +        return
 @@
 -        module.training = False  # one flag at a time; restored one at a time below
 +        module.training = False
-''',
-)
+""")
+
+SOLUTION.student("export_ordered_dict", {"export_plain_state_dict": EXPORT_ORDERED_DICT,
+                  "materialize": MATERIALIZE_RETURNS_NONE_WHEN_READY},
+                 (0, 0, 0, 0), breaks={"test_export_hidden": 1, "test_materialize_hidden": 1})
 
 # A correct part 2 written differently: flags kept by qualified name, restored through get_submodule.
 MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
@@ -247,68 +263,9 @@ MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
     return model
 '''
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "export_original_values": {"export_plain_state_dict": EXPORT_ORIGINAL_VALUES},
-    "export_removes_on_model": {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL},
-    "export_deepcopy_remove": {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE},
-    "export_keeps_graph": {"export_plain_state_dict": EXPORT_KEEPS_GRAPH},
-    "export_first_name_only": {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY},
-    "export_first_parametrization_only": {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
-    "export_appends_at_end": {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
-    "export_ordered_dict": {
-        "export_plain_state_dict": EXPORT_ORDERED_DICT,
-        "materialize": MATERIALIZE_RETURNS_NONE_WHEN_READY,
-    },
-    "export_removes_keeping_order": {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
-    "materialize_train_after": {"materialize": MATERIALIZE_TRAIN_AFTER},
-    "materialize_root_flag_only": {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
-    "materialize_keeps_mode": {"materialize": MATERIALIZE_KEEPS_MODE},
-    "materialize_always_calls": {"materialize": MATERIALIZE_ALWAYS_CALLS},
-    "materialize_uninitialized_only": {
-        "export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
-        "materialize": MATERIALIZE_UNINITIALIZED_ONLY,
-    },
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-    "alternative_correct": {
-        "export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
-        "materialize": MATERIALIZE_CORRECT_BY_NAME,
-    },
-}
+# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
+SOLUTION.student("alternative_correct", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
+                  "materialize": MATERIALIZE_CORRECT_BY_NAME},
+                 (2, 4, 2, 4))
 
-# student -> the points each graded test cell (the columns) must give.
-EXPECTED = SOLUTION.points(
-    ("test_export_visible", "test_export_hidden", "test_materialize_visible", "test_materialize_hidden"),
-    {
-        "export_original_values": (0, 0, 0, 0),
-        "export_removes_on_model": (0, 0, 0, 0),
-        "export_deepcopy_remove": (0, 0, 0, 0),
-        "export_keeps_graph": (0, 0, 0, 0),
-        "export_first_name_only": (2, 0, 0, 0),
-        "export_first_parametrization_only": (2, 0, 0, 0),
-        "export_appends_at_end": (0, 0, 0, 0),
-        "export_ordered_dict": (0, 0, 0, 0),
-        "export_removes_keeping_order": (0, 0, 0, 0),
-        "materialize_train_after": (0, 0, 0, 0),
-        "materialize_root_flag_only": (0, 0, 0, 0),
-        "materialize_keeps_mode": (0, 0, 0, 0),
-        "materialize_always_calls": (0, 0, 0, 0),
-        "materialize_uninitialized_only": (2, 4, 2, 0),
-        "alternative_correct": (2, 4, 2, 4),
-    },
-)
-
-# hidden test cell -> {clause number of its part's contract: a scripted student whose answer breaks that clause alone}.
-BREAKS = {
-    "test_export_hidden": {
-        1: "export_ordered_dict",
-        2: "export_appends_at_end",
-        3: "export_first_parametrization_only",
-        4: "export_removes_keeping_order",
-    },
-    "test_materialize_hidden": {
-        1: "export_ordered_dict",
-        2: "materialize_always_calls",
-        3: "materialize_root_flag_only",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
