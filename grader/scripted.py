@@ -11,8 +11,7 @@ implementation stays a whole cell.
 
 An edit is a patch, in the lines of a unified diff: `-` an old line, `+` a new line, a space (or nothing, for a
 blank line) a line kept; hunks are separated by a line `@@`, and the old lines of each (kept and `-`) must stand
-exactly once, as whole lines, in the text being edited. Or a pair (old text, new text): the old text must occur
-exactly once.
+exactly once, as whole lines, in the text being edited.
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ from grader.course import CourseError, relative
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 
 MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
-
-Edit = str | tuple[str, str]  # a patch, or (old text, new text)
 
 
 def solution_answers(source: NotebookNode) -> dict[str, str]:
@@ -88,24 +85,25 @@ class Solution:
         breaks = {grade_id: dict(sorted(clauses.items())) for grade_id, clauses in self.breaks.items()}
         return self.answers, self.expected, breaks
 
-    def edited(self, grade_id: str, *edits: Edit) -> str:
-        """The solution cell `grade_id` as a student types it, with these edits made in turn."""
+    def edited(self, grade_id: str, *patches: str) -> str:
+        """The solution cell `grade_id` as a student types it, with these patches made in turn."""
         if grade_id not in self.cells:
             raise CourseError(f"{self._where()}: {relative(self.notebook)} has no solution cell {grade_id!r}")
-        return self._apply(self.cells[grade_id], f"the solution cell {grade_id!r}", edits)
+        return self._apply(self.cells[grade_id], f"the solution cell {grade_id!r}", patches)
 
-    def edited_answer(self, answer: str, *edits: Edit) -> str:
-        """Another scripted answer with these edits, as `edited` makes them: for a family of mistakes that share
+    def edited_answer(self, answer: str, *patches: str) -> str:
+        """Another scripted answer with these patches, as `edited` makes them: for a family of mistakes that share
         one different implementation."""
-        return self._apply(answer, "a scripted answer", edits)
+        return self._apply(answer, "a scripted answer", patches)
 
-    def _apply(self, text: str, what: str, edits: tuple[Edit, ...]) -> str:
-        for edit in edits:
-            for old, new in [edit] if isinstance(edit, tuple) else _hunks(edit):
-                if isinstance(edit, tuple):
-                    text, count = _replace_text(text, old, new or "")
-                else:
-                    text, count = _replace_lines(text, old, new)
+    def _apply(self, text: str, what: str, patches: tuple[str, ...]) -> str:
+        for patch in patches:
+            try:
+                hunks = _hunks(patch)
+            except ValueError as error:
+                raise CourseError(f"{self._where()}: a patch of {what}: {error}") from None
+            for old, new in hunks:
+                text, count = _replace_lines(text, old, new)
                 if count != 1:
                     raise CourseError(
                         f"{self._where()}: an edit of {what} does not apply: {old!r} occurs {count} times, not once"
@@ -131,17 +129,14 @@ def _hunks(patch: str) -> list[tuple[str, str | None]]:
         elif line[:1] in ("-", "+", " ", ""):
             hunks[-1].append(line)
         else:
-            raise CourseError(f"a patch line must start with '-', '+' or a space: {line!r}")
+            raise ValueError(f"a line must start with '-', '+' or a space: {line!r}")
     joined = []
     for hunk in hunks:
+        if not any(line[:1] != "+" for line in hunk):
+            raise ValueError("a hunk needs an old line (kept or removed) to stand where it applies")
         new = [line[1:] for line in hunk if line[:1] != "-"]
         joined.append(("\n".join(line[1:] for line in hunk if line[:1] != "+"), "\n".join(new) if new else None))
     return joined
-
-
-def _replace_text(text: str, old: str, new: str) -> tuple[str, int]:
-    """text with old replaced by new, and how often old occurred."""
-    return text.replace(old, new), text.count(old)
 
 
 def _replace_lines(text: str, old: str, new: str | None) -> tuple[str, int]:

@@ -236,16 +236,6 @@ EXPLAIN_STEPWISE = '''def explain_incompatibility(model, state_dict):
     return findings
 '''
 
-_PREFIX_STEP = """    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
-        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
-        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
-"""
-_MODEL_SIDE_PREFIX_STEP = """    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
-        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
-        model_name = {key: strip(key) for key in model_shapes}
-        buffer_name = {key: strip(key) for key in buffer_shapes}
-"""
-
 # No prefix step at all: a checkpoint saved through nn.DataParallel comes out as N missing keys and
 # N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed key).
 EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
