@@ -102,12 +102,23 @@ class Solution:
                 hunks = _hunks(patch)
             except ValueError as error:
                 raise CourseError(f"{self._where()}: a patch of {what}: {error}") from None
+            lines = text.split("\n")
+            places = []  # (start, end, new lines) of each hunk, all found in the text before the patch
             for old, new in hunks:
-                text, count = _replace_lines(text, old, new)
-                if count != 1:
+                found = _places(lines, old)
+                if len(found) != 1:
+                    shown = "\n".join(old)
                     raise CourseError(
-                        f"{self._where()}: an edit of {what} does not apply: {old!r} occurs {count} times, not once"
+                        f"{self._where()}: a patch of {what} does not apply: {shown!r} stands {len(found)} times"
+                        ", not once"
                     )
+                places.append((found[0], found[0] + len(old), new))
+            places.sort()
+            if any(end > start for (_, end, _), (start, _, _) in zip(places, places[1:], strict=False)):
+                raise CourseError(f"{self._where()}: a patch of {what} has hunks that overlap")
+            for start, end, new in reversed(places):
+                lines[start:end] = new
+            text = "\n".join(lines)
         return text
 
     def _where(self) -> str:
@@ -119,9 +130,9 @@ class Solution:
         return f"{relative(self.mistakes)}{line}"
 
 
-def _hunks(patch: str) -> list[tuple[str, str | None]]:
-    """A patch's hunks, each as (its old lines, kept and removed; its new lines, kept and added, None if there are
-    none), each joined by line ends (the patch's own first and last line ends are not part of it)."""
+def _hunks(patch: str) -> list[tuple[list[str], list[str]]]:
+    """A patch's hunks, each as (its old lines, kept and removed; its new lines, kept and added); the patch's own
+    first and last line ends are not part of it."""
     hunks: list[list[str]] = [[]]
     for line in patch.removeprefix("\n").removesuffix("\n").split("\n"):
         if line == "@@":
@@ -130,21 +141,11 @@ def _hunks(patch: str) -> list[tuple[str, str | None]]:
             hunks[-1].append(line)
         else:
             raise ValueError(f"a line must start with '-', '+' or a space: {line!r}")
-    joined = []
-    for hunk in hunks:
-        if not any(line[:1] != "+" for line in hunk):
-            raise ValueError("a hunk needs an old line (kept or removed) to stand where it applies")
-        new = [line[1:] for line in hunk if line[:1] != "-"]
-        joined.append(("\n".join(line[1:] for line in hunk if line[:1] != "+"), "\n".join(new) if new else None))
-    return joined
+    if not all(any(line[:1] != "+" for line in hunk) for hunk in hunks):
+        raise ValueError("a hunk needs an old line (kept or removed) to stand where it applies")
+    return [([line[1:] for line in h if line[:1] != "+"], [line[1:] for line in h if line[:1] != "-"]) for h in hunks]
 
 
-def _replace_lines(text: str, old: str, new: str | None) -> tuple[str, int]:
-    """text with the whole lines `old` replaced by the lines `new` (by none: None), and how often they stood."""
-    lines, old_lines = text.split("\n"), old.split("\n")
-    size = len(old_lines)
-    found = [start for start in range(len(lines) - size + 1) if lines[start : start + size] == old_lines]
-    if len(found) != 1:
-        return text, len(found)
-    lines[found[0] : found[0] + size] = [] if new is None else new.split("\n")
-    return "\n".join(lines), 1
+def _places(lines: list[str], old: list[str]) -> list[int]:
+    """Where the run of lines `old` starts in `lines`, every time it stands there."""
+    return [start for start in range(len(lines) - len(old) + 1) if lines[start : start + len(old)] == old]

@@ -36,6 +36,13 @@ AS_FLOAT = SOLUTION.edited_answer(FORTY_ONE, """
 -    return 41
 +    return 42.0
 """)
+MOVED = SOLUTION.edited("answer", """
++    return 6 * 7  # the secret
+ def answer():
+@@
+-    return 6 * 7  # the secret
++    return x
+""")
 SOLUTION.student("forty_one", {"answer": FORTY_ONE}, (0,), breaks={"test_answer": 1})
 SOLUTION.student("as_float", {"answer": AS_FLOAT}, (2,))
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
@@ -48,6 +55,9 @@ ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
     }
     assert module["EXPECTED"] == {"forty_one": {"test_answer": 0}, "as_float": {"test_answer": 2}}
     assert module["BREAKS"] == {"test_answer": {1: "forty_one"}}
+    # Every hunk stands where it is found in the text before the patch: a line moved is added in one place and
+    # removed in the other, though it stands twice in between.
+    assert module["MOVED"] == "    return 6 * 7  # the secret\ndef answer():\n    return x"
 
 
 @pytest.mark.parametrize(
@@ -55,13 +65,17 @@ ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
     [
         (
             'X = SOLUTION.edited("answer", """\n-    return 6 * 8\n+    return 1\n""")\n',
-            "mistakes.py:5: an edit of the solution cell 'answer' does not apply: '    return 6 * 8' occurs 0 times",
+            "mistakes.py:5: a patch of the solution cell 'answer' does not apply: '    return 6 * 8' stands 0 times",
         ),
         (
             'X = SOLUTION.edited("answer", """\n-    return 6 * 7  # the secret\n+\n@@\n+\n""")\n',
             "mistakes.py:5: a patch of the solution cell 'answer': a hunk needs an old line",
         ),
         ('X = SOLUTION.edited("answer", """\nreturn 1\n""")\n', "a line must start with '-', '+' or a space"),
+        (
+            'X = SOLUTION.edited("answer", """\n def answer():\n+    pass\n@@\n-def answer():\n""")\n',
+            "mistakes.py:5: a patch of the solution cell 'answer' has hunks that overlap",
+        ),
         ('X = SOLUTION.edited("nothing", "")\n', "mistakes.py:5: solutions/extoy/extoy.ipynb has no solution cell"),
         ('SOLUTION.student("a", {"answer": ""}, (1, 2))\n', "mistakes.py:5: 'a' has 2 points for 1 graded test cells"),
         ('SOLUTION.student("a", {"other": ""}, (1,))\n', "'a' answers 'other', not a solution cell"),
