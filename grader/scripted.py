@@ -56,6 +56,9 @@ class Solution:
         if tuple(points_of) != tests:
             raise CourseError(f"{self._where()}: points_of must name the graded test cells in order: {tests}")
         self.points_of = tests
+        self.full_points = tuple(
+            meta["points"] for _, _, meta in nbgrader_cells(source) if meta.get("grade") and not meta.get("solution")
+        )
         self.answers: dict[str, dict[str, str]] = {}
         self.expected: dict[str, dict[str, float]] = {}
         self.breaks: dict[str, dict[int, str]] = {}
@@ -79,6 +82,14 @@ class Solution:
         self.expected[name] = dict(zip(self.points_of, points, strict=True))
         for grade_id, clause in (breaks or {}).items():
             self.breaks.setdefault(grade_id, {})[clause] = name
+
+    def control(self, name: str, answers: dict[str, str]) -> None:
+        """Script a control, not a mistake: every solution cell written differently from the instructor's, earning
+        every point of every graded cell (the notebook's points)."""
+        if sorted(answers) != sorted(self.cells):
+            cells = sorted(self.cells)
+            raise CourseError(f"{self._where()}: the control {name!r} answers {sorted(answers)}, not {cells}")
+        self.student(name, answers, self.full_points)
 
     def tables(self) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]], dict[str, dict[int, str]]]:
         """The scripted students as mistakes.py exports them: ANSWERS, EXPECTED and BREAKS (clauses in order)."""

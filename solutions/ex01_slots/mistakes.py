@@ -2,16 +2,10 @@
 
 from grader.scripted import Solution
 
-# Every student's points are those of the notebook's graded test cells, in this order.
-SOLUTION = Solution(
-    __file__,
-    points_of=(
-        "test_classify_slots_visible",
-        "test_classify_slots_hidden",
-        "test_copy_visible",
-        "test_copy_hidden",
-    ),
-)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_classify_slots_visible", "test_classify_slots_hidden",
+    "test_copy_visible", "test_copy_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: classify_slots
@@ -502,10 +496,7 @@ COPY_CORRECT_UPDATE_IN_PLACE = '''def copy_sharing_parameters(module):
     return clone_of(module)
 '''
 
-# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-SOLUTION.student("alternative_correct",
-                 {"classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
-                  "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE},
-                 (2, 4, 2, 4))
+SOLUTION.control("alternative_correct", {"classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
+                                         "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE})
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

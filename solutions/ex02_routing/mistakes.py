@@ -2,16 +2,10 @@
 
 from grader.scripted import Solution
 
-# Every student's points are those of the notebook's graded test cells, in this order.
-SOLUTION = Solution(
-    __file__,
-    points_of=(
-        "test_predict_setattr_visible",
-        "test_predict_setattr_hidden",
-        "test_find_unregistered_tensors_visible",
-        "test_find_unregistered_tensors_hidden",
-    ),
-)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_predict_setattr_visible", "test_predict_setattr_hidden",
+    "test_find_unregistered_tensors_visible", "test_find_unregistered_tensors_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: predict_setattr
@@ -371,6 +365,49 @@ PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
 # Part 2: find_unregistered_tensors
 # ---------------------------------------------------------------------------------------------------------
 
+# A correct part 2: its own depth-first walk over _modules with a set of visited modules.
+FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
+    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
+    slot_names = set(vars(nn.Module()))
+    names = []
+    visited = set()
+
+    def scan(value, path):
+        if isinstance(value, torch.Tensor):
+            names.append(path)
+        elif isinstance(value, dict):
+            for key in value:
+                scan(value[key], path + "[" + repr(key) + "]")
+        elif isinstance(value, (list, tuple)):
+            for index in range(len(value)):
+                scan(value[index], path + "[" + str(index) + "]")
+
+    def walk(current, prefix):
+        if id(current) in visited:
+            return
+        visited.add(id(current))
+        state = vars(current)
+        for key in state:
+            if key not in slot_names:
+                scan(state[key], prefix + key)
+        for key, child in state["_modules"].items():
+            if child is not None:
+                walk(child, prefix + key + ".")
+
+    walk(module, "")
+    names.sort()
+    return names
+'''
+
+SOLUTION.student("predict_ignores_none",
+                 {"predict_setattr": PREDICT_IGNORES_NONE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+                 (2, 0, 2, 4))
+SOLUTION.student("predict_setattr_on_deepcopy",
+                 {"predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+                 (0, 0, 2, 4))
+SOLUTION.control("alternative_correct", {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
+                                         "find_unregistered_tensors": FIND_CORRECT_OWN_WALK})
+
 # Walks the right entries but reads each value back through getattr(submodule, name): same values on ordinary
 # modules (so the visible cell passes), but it runs the module's attribute machinery, which the hidden
 # Watched modules record.
@@ -546,51 +583,5 @@ FIND_SKIPS_PRIVATE_NAMES = SOLUTION.edited("find_unregistered_tensors", """
 
 SOLUTION.student("find_skips_private_names", {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
                  (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 3})
-
-# A correct part 2: its own depth-first walk over _modules with a set of visited modules.
-FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slot_names = set(vars(nn.Module()))
-    names = []
-    visited = set()
-
-    def scan(value, path):
-        if isinstance(value, torch.Tensor):
-            names.append(path)
-        elif isinstance(value, dict):
-            for key in value:
-                scan(value[key], path + "[" + repr(key) + "]")
-        elif isinstance(value, (list, tuple)):
-            for index in range(len(value)):
-                scan(value[index], path + "[" + str(index) + "]")
-
-    def walk(current, prefix):
-        if id(current) in visited:
-            return
-        visited.add(id(current))
-        state = vars(current)
-        for key in state:
-            if key not in slot_names:
-                scan(state[key], prefix + key)
-        for key, child in state["_modules"].items():
-            if child is not None:
-                walk(child, prefix + key + ".")
-
-    walk(module, "")
-    names.sort()
-    return names
-'''
-
-SOLUTION.student("predict_ignores_none",
-                 {"predict_setattr": PREDICT_IGNORES_NONE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
-                 (2, 0, 2, 4))
-SOLUTION.student("predict_setattr_on_deepcopy",
-                 {"predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
-                 (0, 0, 2, 4))
-# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-SOLUTION.student("alternative_correct",
-                 {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
-                  "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
-                 (2, 4, 2, 4))
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

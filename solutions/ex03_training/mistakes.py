@@ -2,16 +2,10 @@
 
 from grader.scripted import Solution
 
-# Every student's points are those of the notebook's graded test cells, in this order.
-SOLUTION = Solution(
-    __file__,
-    points_of=(
-        "test_module_modes_visible",
-        "test_module_modes_hidden",
-        "test_frozen_visible",
-        "test_frozen_hidden",
-    ),
-)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_module_modes_visible", "test_module_modes_hidden",
+    "test_frozen_visible", "test_frozen_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: module_modes
@@ -295,10 +289,8 @@ FROZEN_CORRECT_TWO_PASSES = (
 SOLUTION.student("modes_calls_train_first",
                  {"module_modes": MODES_CALLS_TRAIN_FIRST, "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES},
                  (0, 0, 2, 4))
-# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-SOLUTION.student("alternative_correct",
-                 {"module_modes": MODES_CORRECT_OWN_WALK, "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES},
-                 (2, 4, 2, 4))
+SOLUTION.control("alternative_correct", {"module_modes": MODES_CORRECT_OWN_WALK,
+                                         "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES})
 
 # Right flags, but calls model.train() for the first pass: a module's own train() override runs (rule 6).
 FROZEN_TRAIN_THEN_SWITCH = (

@@ -2,16 +2,10 @@
 
 from grader.scripted import Solution
 
-# Every student's points are those of the notebook's graded test cells, in this order.
-SOLUTION = Solution(
-    __file__,
-    points_of=(
-        "test_migrate_visible",
-        "test_migrate_hidden",
-        "test_explain_visible",
-        "test_explain_hidden",
-    ),
-)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_migrate_visible", "test_migrate_hidden",
+    "test_explain_visible", "test_explain_hidden"))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -236,23 +230,6 @@ EXPLAIN_STEPWISE = '''def explain_incompatibility(model, state_dict):
     return findings
 '''
 
-# No prefix step at all: a checkpoint saved through nn.DataParallel comes out as N missing keys and
-# N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed key).
-EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
--    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
--        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
--        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
--    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
--        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
--        model_name = {key: strip(key) for key in model_shapes}
--        buffer_name = {key: strip(key) for key in buffer_shapes}
-""")
-
-SOLUTION.student("explain_prefix_as_missing_and_unexpected",
-                 {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
-                  "explain_incompatibility": EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED},
-                 (2, 4, 0, 0))
-
 # Finds the extra "module." on the checkpoint only, never on a model wrapped in nn.DataParallel.
 EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
 -    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
@@ -267,6 +244,20 @@ SOLUTION.student("migration_drops_unknown_keys",
                  (0, 0, 2, 0))
 SOLUTION.student("explain_ignores_model_side_prefix", {"explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
                  (0, 0, 2, 0), breaks={"test_explain_hidden": 1})
+
+# No prefix step at all (the one above dropped too): a checkpoint saved through nn.DataParallel comes out as
+# N missing keys and N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed
+# key).
+EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = SOLUTION.edited_answer(EXPLAIN_IGNORES_MODEL_SIDE_PREFIX, """
+-    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
+-        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
+-        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
+""")
+
+SOLUTION.student("explain_prefix_as_missing_and_unexpected",
+                 {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
+                  "explain_incompatibility": EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED},
+                 (2, 4, 0, 0))
 
 # Never looks at the non-persistent buffers: a flipped buffer is reported as an unexpected key.
 EXPLAIN_IGNORES_FLIPS = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
@@ -429,10 +420,7 @@ EXPLAIN_CORRECT_NAMED_BUFFERS = '''def explain_incompatibility(model, state_dict
 SOLUTION.student("migration_forgets_none",
                  {"migrate_state_dict": MIGRATE_FORGETS_NONE, "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS},
                  (2, 0, 2, 4))
-# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-SOLUTION.student("alternative_correct",
-                 {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
-                  "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS},
-                 (2, 4, 2, 4))
+SOLUTION.control("alternative_correct", {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
+                                         "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS})
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -2,18 +2,11 @@
 
 from grader.scripted import Solution
 
-# Every student's points are those of the notebook's graded test cells, in this order.
-SOLUTION = Solution(
-    __file__,
-    points_of=(
-        "test_record_activations_visible",
-        "test_record_activations_hidden",
-        "test_strip_hooks_visible",
-        "test_strip_hooks_hidden",
-        "test_grad_norm_monitor_visible",
-        "test_grad_norm_monitor_hidden",
-    ),
-)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_record_activations_visible", "test_record_activations_hidden",
+    "test_strip_hooks_visible", "test_strip_hooks_hidden",
+    "test_grad_norm_monitor_visible", "test_grad_norm_monitor_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: record_activations
@@ -528,10 +521,8 @@ MONITOR_CORRECT_ALTERNATIVE = '''class GradNormMonitor:
 SOLUTION.student("strip_forgets_backward_flag", {"strip_hooks": STRIP_FORGETS_BACKWARD_FLAG,
                   "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE},
                  (0, 0, 2, 0, 2, 4))
-# Not a wrong answer: a control, written differently from the instructor's solution, that must get 18/18.
-SOLUTION.student("alternative_correct", {"record_activations": RECORD_CORRECT_CLASS,
-                  "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
-                  "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE},
-                 (2, 4, 2, 4, 2, 4))
+SOLUTION.control("alternative_correct", {"record_activations": RECORD_CORRECT_CLASS,
+                                         "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
+                                         "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE})
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -6,20 +6,12 @@ part 1, so a student who leaves part 1 (or any other part) unfinished still earn
 
 from grader.scripted import Solution
 
-# Every student's points are those of the notebook's graded test cells, in this order.
-SOLUTION = Solution(
-    __file__,
-    points_of=(
-        "test_mini_module_visible",
-        "test_mini_module_hidden",
-        "test_traversal_visible",
-        "test_traversal_hidden",
-        "test_state_dict_visible",
-        "test_state_dict_hidden",
-        "test_modes_and_hooks_visible",
-        "test_modes_and_hooks_hidden",
-    ),
-)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_mini_module_visible", "test_mini_module_hidden",
+    "test_traversal_visible", "test_traversal_hidden",
+    "test_state_dict_visible", "test_state_dict_hidden",
+    "test_modes_and_hooks_visible", "test_modes_and_hooks_hidden"))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -580,12 +572,10 @@ SOLUTION.student("buffers_persistent_only", {"traversal": TRAVERSAL_BUFFERS_PERS
 # their 12 points: the parts are graded independently.
 SOLUTION.student("parts_2_and_4_only", {"traversal": TRAVERSAL_CORRECT, "modes_and_hooks": MODES_CORRECT},
                  (0, 0, 2, 4, 0, 0, 2, 4))
-# Not a wrong answer: a control, written differently from the instructor's solution, that must get 24/24.
-SOLUTION.student("alternative_correct", {"mini_module": MINI_CORRECT,
-                  "traversal": TRAVERSAL_CORRECT,
-                  "state_dict": STATE_DICT_CORRECT,
-                  "modes_and_hooks": MODES_CORRECT},
-                 (2, 4, 2, 4, 2, 4, 2, 4))
+SOLUTION.control("alternative_correct", {"mini_module": MINI_CORRECT,
+                                         "traversal": TRAVERSAL_CORRECT,
+                                         "state_dict": STATE_DICT_CORRECT,
+                                         "modes_and_hooks": MODES_CORRECT})
 
 # train() sets the flag of the module it is called on and stops there, like `module.training = mode`.
 MODES_TRAIN_ROOT_ONLY = SOLUTION.edited_answer(MODES_CORRECT, """

@@ -2,16 +2,10 @@
 
 from grader.scripted import Solution
 
-# Every student's points are those of the notebook's graded test cells, in this order.
-SOLUTION = Solution(
-    __file__,
-    points_of=(
-        "test_export_visible",
-        "test_export_hidden",
-        "test_materialize_visible",
-        "test_materialize_hidden",
-    ),
-)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_export_visible", "test_export_hidden",
+    "test_materialize_visible", "test_materialize_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: export_plain_state_dict
@@ -263,9 +257,7 @@ MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
     return model
 '''
 
-# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-SOLUTION.student("alternative_correct", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
-                  "materialize": MATERIALIZE_CORRECT_BY_NAME},
-                 (2, 4, 2, 4))
+SOLUTION.control("alternative_correct", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
+                                         "materialize": MATERIALIZE_CORRECT_BY_NAME})
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

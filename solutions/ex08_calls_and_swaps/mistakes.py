@@ -2,16 +2,10 @@
 
 from grader.scripted import Solution
 
-# Every student's points are those of the notebook's graded test cells, in this order.
-SOLUTION = Solution(
-    __file__,
-    points_of=(
-        "test_call_with_visible",
-        "test_call_with_hidden",
-        "test_apply_once_visible",
-        "test_apply_once_hidden",
-    ),
-)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_call_with_visible", "test_call_with_hidden",
+    "test_apply_once_visible", "test_apply_once_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
@@ -261,9 +255,7 @@ SOLUTION.student("call_checks_while_swapping", {"call_with": CALL_CHECKS_WHILE_S
                  (2, 0, 2, 4), breaks={"test_call_with_hidden": 2})
 SOLUTION.student("call_deduplicated_names", {"call_with": CALL_DEDUPLICATED_NAMES, "apply_once": APPLY_CORRECT_STACK},
                  (2, 0, 2, 4), breaks={"test_call_with_hidden": 1})
-# Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-SOLUTION.student("alternative_correct", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK},
-                 (2, 4, 2, 4))
+SOLUTION.control("alternative_correct", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK})
 
 # The right visits in the right order, but the model is not returned (fn's results were the point).
 APPLY_RETURNS_NONE = SOLUTION.edited_answer(APPLY_CORRECT_STACK, """
