@@ -122,7 +122,9 @@ def source_notebook(name: str) -> NotebookNode:
     return notebook
 
 
-def _cell(kind: str, source: str, grade_id: str, locked: bool = True, solution: bool = False, points: int = 0):
+def _cell(
+    kind: str, source: str, grade_id: str, locked: bool = True, solution: bool = False, points: int = 0
+) -> NotebookNode:
     """A cell with nbgrader metadata (schema 3); graded when it has points."""
     cell = nbformat.v4.new_markdown_cell(source) if kind == "markdown" else nbformat.v4.new_code_cell(source)
     cell.metadata["nbgrader"] = {
