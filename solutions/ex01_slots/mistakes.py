@@ -328,21 +328,16 @@ COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 
 SOLUTION.student("copy_mutable_default_memo", {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO}, (0, 0, 2, 0))
 
-# Calls the class's constructor when it takes no argument (ReLU, Sequential, a user's class), and falls
-# back to __new__ only when that fails: the constructor runs, and builds fresh parameters, for nothing.
-COPY_TRIES_CONSTRUCTOR_FIRST = '''def copy_sharing_parameters(module, _memo=None):
+# Right in every respect: the text the copy_sharing_parameters mistakes below change (each says how), not a
+# student's. A memo passed along makes a submodule registered in several places one copy.
+_COPY_RIGHT = '''def copy_sharing_parameters(module, _memo=None):
     """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
     but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
     if _memo is None:
         _memo = {}
     if id(module) in _memo:
         return _memo[id(module)]
-    cls = type(module)
-    try:
-        clone = cls()
-    except TypeError:
-        clone = cls.__new__(cls)
-    vars(clone).clear()  # start from an empty __dict__
+    clone = object.__new__(type(module))
     _memo[id(module)] = clone
     slots = vars(nn.Module())
     for name, value in vars(module).items():
@@ -355,20 +350,24 @@ COPY_TRIES_CONSTRUCTOR_FIRST = '''def copy_sharing_parameters(module, _memo=None
     return clone
 '''
 
+# Calls the class's constructor when it takes no argument (ReLU, Sequential, a user's class), and falls
+# back to __new__ only when that fails: the constructor runs, and builds fresh parameters, for nothing.
+COPY_TRIES_CONSTRUCTOR_FIRST = SOLUTION.edited_answer(_COPY_RIGHT, """
+-    clone = object.__new__(type(module))
++    cls = type(module)
++    try:
++        clone = cls()
++    except TypeError:
++        clone = cls.__new__(cls)
++    vars(clone).clear()  # start from an empty __dict__
+""")
+
 SOLUTION.student("copy_tries_constructor_first", {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
                  (0, 0, 2, 0), breaks={"test_copy_hidden": 1})
 
 # New containers, but every dict rebuilt with dict(...): the hook tables and flag tables come back as plain
 # dicts instead of OrderedDicts.
-COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(COPY_TRIES_CONSTRUCTOR_FIRST, """
--    cls = type(module)
--    try:
--        clone = cls()
--    except TypeError:
--        clone = cls.__new__(cls)
--    vars(clone).clear()  # start from an empty __dict__
-+    clone = object.__new__(type(module))
-@@
+COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(_COPY_RIGHT, """
 -        elif name in slots and isinstance(value, (dict, set)):
 -            value = type(value)(value)
 +        elif name in slots and isinstance(value, dict):
@@ -382,20 +381,15 @@ SOLUTION.student("copy_containers_as_plain_dicts", {"copy_sharing_parameters": C
 
 # Deep-copies _parameters and _buffers "to be safe": the copy gets its own tensors, so it no longer shares
 # the weights (an update of the original's parameters is not seen by the copy).
-COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(COPY_CONTAINERS_AS_PLAIN_DICTS, """
+COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(_COPY_RIGHT, """
 +import copy
 +
 +
  def copy_sharing_parameters(module, _memo=None):
 @@
--        elif name in slots and isinstance(value, dict):
--            value = dict(value)
--        elif name in slots and isinstance(value, set):
--            value = set(value)
+                      for key, child in value.items()}
 +        elif name in ("_parameters", "_buffers"):
 +            value = copy.deepcopy(value)
-+        elif name in slots and isinstance(value, (dict, set)):
-+            value = type(value)(value)
 """)
 
 SOLUTION.student("copy_deepcopies_registries", {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
@@ -403,14 +397,18 @@ SOLUTION.student("copy_deepcopies_registries", {"copy_sharing_parameters": COPY_
 
 # Deep-copies the hook tables and flag tables so that the copy's hooks are its own: a hook that is an object
 # (a callable class, a bound method) is duplicated instead of shared.
-COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(COPY_DEEPCOPIES_REGISTRIES, """
--        elif name in ("_parameters", "_buffers"):
-+        elif name in ("_parameters", "_buffers", "_non_persistent_buffers_set"):
-+            value = type(value)(value)
-+        elif name in slots and isinstance(value, dict):
+COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(_COPY_RIGHT, """
++import copy
++
++
+ def copy_sharing_parameters(module, _memo=None):
 @@
 -        elif name in slots and isinstance(value, (dict, set)):
--            value = type(value)(value)
++        elif name in ("_parameters", "_buffers", "_non_persistent_buffers_set"):
+@@
+             value = type(value)(value)
++        elif name in slots and isinstance(value, dict):
++            value = copy.deepcopy(value)
 """)
 
 SOLUTION.student("copy_deepcopies_hook_tables", {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
@@ -418,15 +416,11 @@ SOLUTION.student("copy_deepcopies_hook_tables", {"copy_sharing_parameters": COPY
 
 # Copies every dict, set and list it finds in vars(), not only the fifteen container slots: a user's own dict,
 # set or list attribute is no longer shared with the original.
-COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(COPY_CONTAINERS_AS_PLAIN_DICTS, """
+COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(_COPY_RIGHT, """
 -    slots = vars(nn.Module())
 @@
--        elif name in slots and isinstance(value, dict):
--            value = dict(value)
--        elif name in slots and isinstance(value, set):
--            value = set(value)
+-        elif name in slots and isinstance(value, (dict, set)):
 +        elif isinstance(value, (dict, set, list)):
-+            value = type(value)(value)
 """)
 
 SOLUTION.student("copy_copies_user_containers", {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
@@ -434,13 +428,8 @@ SOLUTION.student("copy_copies_user_containers", {"copy_sharing_parameters": COPY
 
 # Gives the fresh containers to the original and the old ones to the copy: the two no longer share any, but
 # the original was modified, and a hook handle made on the original now removes the hook from the copy.
-COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(COPY_COPIES_USER_CONTAINERS, """
-     _memo[id(module)] = clone
-+    slots = vars(nn.Module())
-@@
--        elif isinstance(value, (dict, set, list)):
+COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(_COPY_RIGHT, """
 -            value = type(value)(value)
-+        elif name in slots and isinstance(value, (dict, set)):
 +            vars(module)[name] = type(value)(value)  # the original gets the new one, the copy keeps the old one
 """)
 
@@ -449,17 +438,17 @@ SOLUTION.student("copy_new_containers_for_the_original",
                  (0, 0, 2, 0), breaks={"test_copy_hidden": 8})
 
 # A correct part 2: recursion with the memo passed along as an extra keyword argument.
-COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(COPY_COPIES_USER_CONTAINERS, """
+COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(_COPY_RIGHT, """
 -    clone = object.__new__(type(module))
 +    cls = type(module)
 +    clone = cls.__new__(cls)
 @@
-     _memo[id(module)] = clone
+-    slots = vars(nn.Module())
 +    fresh = vars(nn.Module())
 @@
 -            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
 -                     for key, child in value.items()}
--        elif isinstance(value, (dict, set, list)):
+-        elif name in slots and isinstance(value, (dict, set)):
 +            value = type(value)((key, None if child is None else copy_sharing_parameters(child, _memo))
 +                                for key, child in value.items())
 +        elif name in fresh and isinstance(fresh[name], (dict, set)):

@@ -198,64 +198,43 @@ SOLUTION.student("predict_setattr_on_bare_twin", {"predict_setattr": PREDICT_SET
 
 # Reasons right, but returns the exception class itself (KeyError) where the contract asks for its name
 # ("KeyError").
-PREDICT_RETURNS_EXCEPTION_CLASS = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
-
-    def on_class(attr):
-        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
-        return any(attr in vars(klass) for klass in type(module).__mro__)
-
-    def bad_name(attr):
-        return "." in attr or attr == ""
-
-    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return AttributeError  # cannot assign parameters before Module.__init__() call
-        if bad_name(name):
-            return KeyError
-        if name not in params and on_class(name):
-            return KeyError  # attribute 'name' already exists
-        if value.grad_fn is not None:
-            return ValueError  # cannot assign a non-leaf tensor to a parameter
-        return "parameter"
-    # 2. The name of a parameter slot: only None may go there, and the slot stays.
-    if params is not None and name in params:
-        return "parameter" if value is None else TypeError
-    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
-    if isinstance(value, nn.Module):
-        return AttributeError if modules is None else "submodule"
-    # 4. The name of a child-module slot: only None may go there.
-    if modules is not None and name in modules:
-        return "submodule" if value is None else TypeError
-    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return TypeError
-        if buffers is None:
-            return AttributeError  # cannot assign buffer before Module.__init__() call
-        if bad_name(name):
-            return KeyError
-        if name not in buffers and hasattr(module, name):
-            return KeyError  # attribute 'name' already exists (nothing was cleared first)
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
-    for klass in type(module).__mro__:
-        if name in vars(klass):
-            attr = vars(klass)[name]
-            if isinstance(attr, property) and attr.fset is None:
-                return AttributeError  # a property without a setter
-            break
-    return "attribute"
-'''
+PREDICT_RETURNS_EXCEPTION_CLASS = SOLUTION.edited("predict_setattr", """
+-            return "AttributeError"  # cannot assign parameters before Module.__init__() call
++            return AttributeError  # cannot assign parameters before Module.__init__() call
+         if bad_name(name):
+-            return "KeyError"
++            return KeyError
+@@
+-            return "KeyError"  # attribute 'name' already exists
++            return KeyError  # attribute 'name' already exists
+@@
+-            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
++            return ValueError  # cannot assign a non-leaf tensor to a parameter
+@@
+-        return "parameter" if value is None else "TypeError"
++        return "parameter" if value is None else TypeError
+@@
+-        return "AttributeError" if modules is None else "submodule"
++        return AttributeError if modules is None else "submodule"
+@@
+-        return "submodule" if value is None else "TypeError"
++        return "submodule" if value is None else TypeError
+@@
+-            return "TypeError"
++            return TypeError
+@@
+-            return "AttributeError"  # cannot assign buffer before Module.__init__() call
++            return AttributeError  # cannot assign buffer before Module.__init__() call
+         if bad_name(name):
+-            return "KeyError"
++            return KeyError
+@@
+-            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
++            return KeyError  # attribute 'name' already exists (nothing was cleared first)
+@@
+-                return "AttributeError"  # a property without a setter
++                return AttributeError  # a property without a setter
+""")
 
 SOLUTION.student("predict_returns_exception_class", {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
                  (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 1})
@@ -281,9 +260,6 @@ SOLUTION.student("predict_buffer_name_before_module", {"predict_setattr": PREDIC
 # that hides a base class's property without a setter is predicted to refuse the assignment (AttributeError), but
 # object.__setattr__ sees the class attribute first, which is no descriptor, and stores the value.
 PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited("predict_setattr", """
--    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
-+    # 6. Everything else: object.__setattr__, which honours the properties found on the class.
-@@
 -        if name in vars(klass):
 -            attr = vars(klass)[name]
 -            if isinstance(attr, property) and attr.fset is None:

@@ -160,78 +160,8 @@ MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, ver
 # Part 2: explain_incompatibility
 # ---------------------------------------------------------------------------------------------------------
 
-# A correct part 2 that follows the steps of the contract one by one; most wrong answers below change one step.
-EXPLAIN_STEPWISE = '''def explain_incompatibility(model, state_dict):
-    """What stops state_dict from loading strictly into model: a sorted list of findings ([] if nothing)."""
-    wrapper = "module."
-    model_shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
-    checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
-    buffer_shapes = {}  # the keys the non-persistent buffers would have if they were saved
-    for path, module in model.named_modules(remove_duplicate=False):
-        for name, buffer in module._buffers.items():
-            if buffer is not None and name in module._non_persistent_buffers_set:
-                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
-
-    def strip(key):
-        return key[len(wrapper):] if key.startswith(wrapper) else key
-
-    def all_wrapped(keys):
-        return all(key.startswith(wrapper) for key in keys)
-
-    # Each key is compared by its name: the key itself, or the key without the extra "module.".
-    findings = []
-    checkpoint_name = {key: key for key in checkpoint_shapes}
-    model_name = {key: key for key in model_shapes}
-    buffer_name = {key: key for key in buffer_shapes}
-    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
-        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
-        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
-    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
-        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
-        model_name = {key: strip(key) for key in model_shapes}
-        buffer_name = {key: strip(key) for key in buffer_shapes}
-
-    model_key_named = {name: key for key, name in model_name.items()}
-    buffer_key_named = {name: key for key, name in buffer_name.items()}
-    unmatched, matched = [], set()
-    for key, name in checkpoint_name.items():
-        if name in model_key_named:
-            model_key = model_key_named[name]
-            matched.add(model_key)
-            if checkpoint_shapes[key] != model_shapes[model_key]:
-                findings.append(finding("shape mismatch", key, model_key,
-                                        checkpoint_shapes[key], model_shapes[model_key]))
-        elif name in buffer_key_named:
-            buffer_key = buffer_key_named[name]
-            findings.append(finding("persistence flip", key, buffer_key,
-                                    checkpoint_shapes[key], buffer_shapes[buffer_key]))
-        else:
-            unmatched.append(key)
-    absent = [key for key in model_shapes if key not in matched]
-
-    def candidates(checkpoint_key, model_key):
-        old, new = checkpoint_name[checkpoint_key].split("."), model_name[model_key].split(".")
-        same_module = old[:-1] == new[:-1]  # a parameter or buffer renamed
-        same_place = len(old) == len(new) and old[-1] == new[-1]  # a module renamed
-        return checkpoint_shapes[checkpoint_key] == model_shapes[model_key] and (same_module or same_place)
-
-    options_of = {key: [other for other in absent if candidates(key, other)] for key in unmatched}
-    options_for = {other: [key for key in unmatched if candidates(key, other)] for other in absent}
-    renamed = {}  # checkpoint key -> model key, for the pairs that are each other's only candidate
-    for key, options in options_of.items():
-        if len(options) == 1 and options_for[options[0]] == [key]:
-            renamed[key] = options[0]
-            findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
-    findings += [finding("missing", model_key=key, model_shape=model_shapes[key])
-                 for key in absent if key not in renamed.values()]
-    findings += [finding("unexpected", checkpoint_key=key, checkpoint_shape=checkpoint_shapes[key])
-                 for key in unmatched if key not in renamed]
-    findings.sort(key=lambda item: (KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or ""))
-    return findings
-'''
-
 # Finds the extra "module." on the checkpoint only, never on a model wrapped in nn.DataParallel.
-EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = SOLUTION.edited("explain_incompatibility", """
 -    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
 -        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
 -        model_name = {key: strip(key) for key in model_shapes}
@@ -260,7 +190,7 @@ SOLUTION.student("explain_prefix_as_missing_and_unexpected",
                  (2, 4, 0, 0))
 
 # Never looks at the non-persistent buffers: a flipped buffer is reported as an unexpected key.
-EXPLAIN_IGNORES_FLIPS = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_IGNORES_FLIPS = SOLUTION.edited("explain_incompatibility", """
 -        elif name in buffer_key_named:
 +        elif False:
 """)
@@ -269,7 +199,7 @@ SOLUTION.student("explain_ignores_flips", {"explain_incompatibility": EXPLAIN_IG
                  (0, 0, 0, 0), breaks={"test_explain_hidden": 3})
 
 # Pairs every left-over checkpoint key with its first free candidate: ambiguous renames are guessed.
-EXPLAIN_GREEDY_RENAMES = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_GREEDY_RENAMES = SOLUTION.edited("explain_incompatibility", """
 -        if len(options) == 1 and options_for[options[0]] == [key]:
 -            renamed[key] = options[0]
 -            findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
@@ -286,7 +216,7 @@ SOLUTION.student("explain_greedy_renames", {"explain_incompatibility": EXPLAIN_G
                  (0, 0, 2, 0), breaks={"test_explain_hidden": 4})
 
 # Strips "module." from the checkpoint's own keys, in place, before comparing.
-EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited("explain_incompatibility", """
      model_shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
 +    prefixed = bool(state_dict) and all(key.startswith(wrapper) for key in state_dict)
 +    if prefixed and not all(key.startswith(wrapper) for key in model_shapes):
@@ -302,7 +232,7 @@ EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
 SOLUTION.student("explain_mutates_checkpoint", {"explain_incompatibility": EXPLAIN_MUTATES_CHECKPOINT}, (0, 0, 0, 0))
 
 # Tries load_state_dict(strict=False) on the model itself first: it overwrites the model's weights.
-EXPLAIN_LOADS_INTO_MODEL = SOLUTION.edited_answer(EXPLAIN_STEPWISE, '''
+EXPLAIN_LOADS_INTO_MODEL = SOLUTION.edited("explain_incompatibility", '''
      """What stops state_dict from loading strictly into model: a sorted list of findings ([] if nothing)."""
 +    try:
 +        model.load_state_dict(state_dict, strict=False)  # just to see what torch says
@@ -314,7 +244,7 @@ SOLUTION.student("explain_loads_into_model", {"explain_incompatibility": EXPLAIN
                  (0, 0, 0, 0), breaks={"test_explain_hidden": 7})
 
 # Compares the number of elements instead of the shape: a transposed weight or a () saved as (1,) is no mismatch.
-EXPLAIN_COMPARES_SIZES = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_COMPARES_SIZES = SOLUTION.edited("explain_incompatibility", """
 -            if checkpoint_shapes[key] != model_shapes[model_key]:
 +            if torch.Size(checkpoint_shapes[key]).numel() != torch.Size(model_shapes[model_key]).numel():
 """)
@@ -323,7 +253,7 @@ SOLUTION.student("explain_compares_sizes", {"explain_incompatibility": EXPLAIN_C
                  (0, 0, 2, 0), breaks={"test_explain_hidden": 2})
 
 # Counts a model key as matched only when the shapes agree: a key with a shape mismatch is also reported missing.
-EXPLAIN_MISMATCH_ALSO_MISSING = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_MISMATCH_ALSO_MISSING = SOLUTION.edited("explain_incompatibility", """
 -            matched.add(model_key)
 +            if checkpoint_shapes[key] == model_shapes[model_key]:
 +                matched.add(model_key)
@@ -333,7 +263,7 @@ SOLUTION.student("explain_mismatch_also_missing", {"explain_incompatibility": EX
                  (0, 0, 0, 0), breaks={"test_explain_hidden": 5})
 
 # Sorts by kind only: within a kind, the findings stay in the order they were found.
-EXPLAIN_SORTS_BY_KIND_ONLY = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_SORTS_BY_KIND_ONLY = SOLUTION.edited("explain_incompatibility", """
 -    findings.sort(key=lambda item: (KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or ""))
 +    findings.sort(key=lambda item: KINDS.index(item["kind"]))
 """)
@@ -343,7 +273,7 @@ SOLUTION.student("explain_sorts_by_kind_only", {"explain_incompatibility": EXPLA
 
 # Reads every name of the non-persistent set as a tensor: a non-persistent buffer that holds None has no shape, and
 # the call fails with AttributeError instead of calling the checkpoint's key of that name unexpected.
-EXPLAIN_FORGETS_NONE_BUFFERS = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_FORGETS_NONE_BUFFERS = SOLUTION.edited("explain_incompatibility", """
 -        for name, buffer in module._buffers.items():
 -            if buffer is not None and name in module._non_persistent_buffers_set:
 -                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
@@ -355,7 +285,7 @@ SOLUTION.student("explain_forgets_none_buffers", {"explain_incompatibility": EXP
                  (0, 0, 2, 0))
 
 # Returns None when there is nothing to report, instead of an empty list.
-EXPLAIN_NONE_WHEN_NOTHING = SOLUTION.edited_answer(EXPLAIN_STEPWISE, """
+EXPLAIN_NONE_WHEN_NOTHING = SOLUTION.edited("explain_incompatibility", """
 -    return findings
 +    return findings or None
 """)

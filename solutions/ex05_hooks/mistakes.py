@@ -12,9 +12,8 @@ SOLUTION = Solution(__file__, points_of=(
 # Part 1: record_activations
 # ---------------------------------------------------------------------------------------------------------
 
-# Right in every respect but one: the hooks are removed after the yield, outside a finally clause, so an
-# exception raised in the body (or in a forward pass) leaves every hook registered.
-RECORD_NO_FINALLY = '''@contextlib.contextmanager
+# Right in every respect: the text the record_activations mistakes below change (each says how), not a student's.
+_RECORD_RIGHT = '''@contextlib.contextmanager
 def record_activations(model, names):
     """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
     submodule appends its detached output. All the hooks are removed when the block ends."""
@@ -36,19 +35,44 @@ def record_activations(model, names):
         return value
 
     handles = []
-    for name, module in chosen.items():
-        store = records[name]
-        handles.append(module.register_forward_hook(
-            lambda module, args, output, store=store: store.append(safe(output))
-        ))
-    yield records
-    for handle in handles:
-        handle.remove()
+    try:
+        for name, module in chosen.items():
+            store = records[name]
+            handles.append(module.register_forward_hook(
+                lambda module, args, output, store=store: store.append(safe(output))
+            ))
+        yield records
+    finally:
+        for handle in handles:
+            handle.remove()
 '''
+
+# Right in every respect but one: the hooks are removed after the yield, outside a finally clause, so an
+# exception raised in the body (or in a forward pass) leaves every hook registered.
+RECORD_NO_FINALLY = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-    try:
+-        for name, module in chosen.items():
+-            store = records[name]
+-            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(safe(output))
+-            ))
+-        yield records
+-    finally:
+-        for handle in handles:
+-            handle.remove()
++    for name, module in chosen.items():
++        store = records[name]
++        handles.append(module.register_forward_hook(
++            lambda module, args, output, store=store: store.append(safe(output))
++        ))
++    yield records
++    for handle in handles:
++        handle.remove()
+""")
 
 # Keeps the outputs themselves: each stored tensor still requires grad and holds its grad_fn (and with it
 # the whole graph of the forward pass).
-RECORD_NO_DETACH = SOLUTION.edited_answer(RECORD_NO_FINALLY, """
+RECORD_NO_DETACH = SOLUTION.edited_answer(_RECORD_RIGHT, """
 -    def safe(value):
 -        if isinstance(value, torch.Tensor):
 -            return value.detach()
@@ -57,68 +81,49 @@ RECORD_NO_DETACH = SOLUTION.edited_answer(RECORD_NO_FINALLY, """
 -            return tuple(safe(item) for item in value)
 +            return tuple(keep(item) for item in value)
 @@
--    for name, module in chosen.items():
--        store = records[name]
--        handles.append(module.register_forward_hook(
--            lambda module, args, output, store=store: store.append(safe(output))
--        ))
--    yield records
--    for handle in handles:
--        handle.remove()
-+    try:
-+        for name, module in chosen.items():
-+            store = records[name]
-+            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(safe(output))
 +                lambda module, args, output, store=store: store.append(keep(output))
-+            ))
-+        yield records
-+    finally:
-+        for handle in handles:
-+            handle.remove()
 """)
 
 # One hook per requested name instead of one per module: a shared submodule asked for as "0" and "2"
 # gets two hooks and is recorded under both names, each call twice over.
-RECORD_HOOK_PER_NAME = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    modules = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in modules:
-            raise KeyError(name)
-    records = {name: [] for name in names}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(safe(item) for item in value)
-        return value
-
-    handles = []
-    try:
-        for name in records:
-            def hook(module, args, output, store=records[name]):
-                store.append(safe(output))
-
-            handles.append(modules[name].register_forward_hook(hook))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
+RECORD_HOOK_PER_NAME = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-    every_path = dict(model.named_modules(remove_duplicate=False))
++    modules = dict(model.named_modules(remove_duplicate=False))
+@@
+-        if name not in every_path:
++        if name not in modules:
+@@
+-    canonical = {id(module): name for name, module in model.named_modules()}
+-    chosen = {}
+-    for name in names:
+-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+-    records = {name: [] for name in chosen}
++    records = {name: [] for name in names}
+@@
+-        for name, module in chosen.items():
+-            store = records[name]
+-            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(safe(output))
+-            ))
++        for name in records:
++            def hook(module, args, output, store=records[name]):
++                store.append(safe(output))
++
++            handles.append(modules[name].register_forward_hook(hook))
+""")
 
 # Looks each name up while registering: an invalid name that comes after a valid one raises KeyError
 # with the earlier hooks already in place, and the try/finally that would remove them is not entered yet.
-RECORD_VALIDATES_LATE = SOLUTION.edited_answer(RECORD_HOOK_PER_NAME, """
--    modules = dict(model.named_modules(remove_duplicate=False))
+RECORD_VALIDATES_LATE = SOLUTION.edited_answer(_RECORD_RIGHT, """
 -    for name in names:
--        if name not in modules:
+-        if name not in every_path:
 -            raise KeyError(name)
--    records = {name: [] for name in names}
-+    every_path = dict(model.named_modules(remove_duplicate=False))
-+    canonical = {id(module): name for name, module in model.named_modules()}
+@@
+-    chosen = {}
+-    for name in names:
+-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+-    records = {name: [] for name in chosen}
 @@
 -    handles = []
 +    records, handles = {}, []
@@ -132,26 +137,18 @@ RECORD_VALIDATES_LATE = SOLUTION.edited_answer(RECORD_HOOK_PER_NAME, """
 +            lambda module, args, output, store=records[key]: store.append(safe(output))
 +        ))
 @@
--        for name in records:
--            def hook(module, args, output, store=records[name]):
--                store.append(safe(output))
--
--            handles.append(modules[name].register_forward_hook(hook))
+-        for name, module in chosen.items():
+-            store = records[name]
+-            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(safe(output))
+-            ))
 """)
 
 # The hook returns the detached output: a forward hook's return value replaces the module's output, so
 # the rest of the model computes on a tensor cut from the graph, and the parameters get no gradient.
-RECORD_HOOK_RETURNS_OUTPUT = SOLUTION.edited_answer(RECORD_NO_DETACH, """
--    def keep(value):
-+    def safe(value):
-+        if isinstance(value, torch.Tensor):
-+            return value.detach()
-@@
--            return tuple(keep(item) for item in value)
-+            return tuple(safe(item) for item in value)
-@@
+RECORD_HOOK_RETURNS_OUTPUT = SOLUTION.edited_answer(_RECORD_RIGHT, """
          return value
-+
+
 +    def make_hook(store):
 +        def hook(module, args, output):
 +            output = safe(output)
@@ -159,37 +156,27 @@ RECORD_HOOK_RETURNS_OUTPUT = SOLUTION.edited_answer(RECORD_NO_DETACH, """
 +            return output
 +
 +        return hook
++
 @@
 -            store = records[name]
 -            handles.append(module.register_forward_hook(
--                lambda module, args, output, store=store: store.append(keep(output))
+-                lambda module, args, output, store=store: store.append(safe(output))
 -            ))
 +            handles.append(module.register_forward_hook(make_hook(records[name])))
 """)
 
 # Registers its hook with prepend=True "to record first": it then sees the module's output before the module's
 # own forward hooks change it, not the output the rest of the model receives.
-RECORD_PREPENDS = SOLUTION.edited_answer(RECORD_NO_DETACH, """
--    def keep(value):
-+    def safe(value):
-+        if isinstance(value, torch.Tensor):
-+            return value.detach()
-@@
--            return tuple(keep(item) for item in value)
-+            return tuple(safe(item) for item in value)
-@@
--                lambda module, args, output, store=store: store.append(keep(output))
+RECORD_PREPENDS = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-                lambda module, args, output, store=store: store.append(safe(output))
 +                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
 """)
 
 # Converts a tuple or list output one level deep only: the (h, c) inside an LSTM's (output, (h, c)) stays a tuple
 # of tensors still attached to the graph, and a list inside a tuple stays a list.
-RECORD_DETACHES_FIRST_LEVEL = SOLUTION.edited_answer(RECORD_PREPENDS, """
+RECORD_DETACHES_FIRST_LEVEL = SOLUTION.edited_answer(_RECORD_RIGHT, """
 -            return tuple(safe(item) for item in value)
 +            return tuple(item.detach() if isinstance(item, torch.Tensor) else item for item in value)
-@@
--                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
-+                lambda module, args, output, store=store: store.append(safe(output))
 """)
 
 # A correct part 1 written as a class with __enter__ and __exit__ instead of contextlib.

@@ -70,16 +70,8 @@ SOLUTION.student("export_keeps_graph", {"export_plain_state_dict": EXPORT_KEEPS_
 
 # Walks named_modules() with its default de-duplication: a shared module's second prefix keeps its old key.
 EXPORT_FIRST_NAME_ONLY = SOLUTION.edited("export_plain_state_dict", """
--    # Every qualified prefix of every module, shared ones under each of their names, as state_dict() walks them.
-@@
 -    for prefix, module in model.named_modules(remove_duplicate=False):
 +    for prefix, module in model.named_modules():
-@@
--    with torch.no_grad():  # the property's computation then records no autograd history
-+    with torch.no_grad():
-@@
--                plain[plain_key] = getattr(module, name).detach()  # detach: a parametrization may return original
-+                plain[plain_key] = getattr(module, name).detach()
 """)
 
 SOLUTION.student("export_first_name_only", {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY}, (2, 0, 0, 0))
@@ -119,13 +111,10 @@ SOLUTION.student("export_appends_at_end", {"export_plain_state_dict": EXPORT_APP
                  (0, 0, 0, 0), breaks={"test_export_hidden": 2})
 
 # Builds the result as state_dict() does, in an OrderedDict: right keys and values, but not exactly a dict.
-EXPORT_ORDERED_DICT = SOLUTION.edited_answer(EXPORT_FIRST_NAME_ONLY, '''
+EXPORT_ORDERED_DICT = SOLUTION.edited("export_plain_state_dict", '''
      """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
 +    from collections import OrderedDict
 +
-@@
--    for prefix, module in model.named_modules():
-+    for prefix, module in model.named_modules(remove_duplicate=False):
 @@
 -    plain = {}
 +    plain = OrderedDict()
@@ -234,9 +223,6 @@ SOLUTION.student("materialize_uninitialized_only", {"export_plain_state_dict": E
 MATERIALIZE_RETURNS_NONE_WHEN_READY = SOLUTION.edited("materialize", """
 -        return model
 +        return
-@@
--        module.training = False  # one flag at a time; restored one at a time below
-+        module.training = False
 """)
 
 SOLUTION.student("export_ordered_dict", {"export_plain_state_dict": EXPORT_ORDERED_DICT,
