@@ -11,12 +11,9 @@ SOLUTION = Solution(__file__, points_of=(
 # Part 1: predict_setattr
 # ---------------------------------------------------------------------------------------------------------
 
-# Treats None as "nothing to register" and calls it a plain attribute. The visible cell assigns no None, so it
-# passes; the hidden cases put None on parameter, buffer and submodule names, which keep their slots.
-PREDICT_IGNORES_NONE = '''def predict_setattr(module, name, value):
+# Right in every respect: the text the predict_setattr mistakes below change (each says how), not a student's.
+_PREDICT_RIGHT = '''def predict_setattr(module, name, value):
     """Say what setattr(module, name, value) would do, without doing it."""
-    if value is None:
-        return "attribute"  # None is not a tensor or a module: nothing to register
     state = vars(module)
     params = state.get("_parameters")
     buffers = state.get("_buffers")
@@ -30,13 +27,13 @@ PREDICT_IGNORES_NONE = '''def predict_setattr(module, name, value):
             return "KeyError"
         return "ValueError" if value.grad_fn is not None else "parameter"
     if params is not None and name in params:
-        return "TypeError"
+        return "parameter" if value is None else "TypeError"
     if isinstance(value, nn.Module):
         return "submodule" if modules is not None else "AttributeError"
     if modules is not None and name in modules:
-        return "TypeError"
+        return "submodule" if value is None else "TypeError"
     if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if not isinstance(value, torch.Tensor):
+        if value is not None and not isinstance(value, torch.Tensor):
             return "TypeError"
         if buffers is None:
             return "AttributeError"
@@ -53,27 +50,32 @@ PREDICT_IGNORES_NONE = '''def predict_setattr(module, name, value):
     return "attribute"
 '''
 
+# Treats None as "nothing to register" and calls it a plain attribute. The visible cell assigns no None, so it
+# passes; the hidden cases put None on parameter, buffer and submodule names, which keep their slots.
+PREDICT_IGNORES_NONE = SOLUTION.edited_answer(_PREDICT_RIGHT, '''
+     """Say what setattr(module, name, value) would do, without doing it."""
++    if value is None:
++        return "attribute"  # None is not a tensor or a module: nothing to register
+@@
+-        return "parameter" if value is None else "TypeError"
++        return "TypeError"
+@@
+-        return "submodule" if value is None else "TypeError"
++        return "TypeError"
+@@
+-        if value is not None and not isinstance(value, torch.Tensor):
++        if not isinstance(value, torch.Tensor):
+''')
+
 # Tests "is the value a Module?" before the guard on parameter names, so a module assigned to the name of a
 # parameter becomes a "submodule" instead of the TypeError. The visible cell has no such case.
-PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(PREDICT_IGNORES_NONE, """
--    if value is None:
--        return "attribute"  # None is not a tensor or a module: nothing to register
-@@
+PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(_PREDICT_RIGHT, """
      on_class = any(name in vars(klass) for klass in type(module).__mro__)
 +    if isinstance(value, nn.Module):
 +        return "submodule" if modules is not None else "AttributeError"
 @@
--        return "TypeError"
 -    if isinstance(value, nn.Module):
 -        return "submodule" if modules is not None else "AttributeError"
-+        return "parameter" if value is None else "TypeError"
-@@
-     if modules is not None and name in modules:
--        return "TypeError"
-+        return "submodule" if value is None else "TypeError"
-@@
--        if not isinstance(value, torch.Tensor):
-+        if value is not None and not isinstance(value, torch.Tensor):
 """)
 
 SOLUTION.student("predict_module_before_parameter", {"predict_setattr": PREDICT_MODULE_BEFORE_PARAMETER},
@@ -81,14 +83,7 @@ SOLUTION.student("predict_module_before_parameter", {"predict_setattr": PREDICT_
 
 # Enters the buffer branch only for an nn.Buffer value: a plain tensor (or None) assigned to the name of an
 # existing buffer is predicted to be a plain attribute, but it replaces the buffer.
-PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(PREDICT_MODULE_BEFORE_PARAMETER, """
--    if isinstance(value, nn.Module):
--        return "submodule" if modules is not None else "AttributeError"
-@@
-         return "parameter" if value is None else "TypeError"
-+    if isinstance(value, nn.Module):
-+        return "submodule" if modules is not None else "AttributeError"
-@@
+PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 -    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
 -        if value is not None and not isinstance(value, torch.Tensor):
 -            return "TypeError"
@@ -104,16 +99,11 @@ PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(PREDICT_MODULE_BEFORE_PARAM
 
 # Knows that None keeps a parameter slot, but not that anything else on that name is refused: a tensor, an int
 # or a module assigned to a parameter's name falls through to the later branches.
-PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(PREDICT_MODULE_BEFORE_PARAMETER, """
--    if isinstance(value, nn.Module):
--        return "submodule" if modules is not None else "AttributeError"
-@@
+PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 -    if params is not None and name in params:
 -        return "parameter" if value is None else "TypeError"
 +    if params is not None and name in params and value is None:
 +        return "parameter"
-+    if isinstance(value, nn.Module):
-+        return "submodule" if modules is not None else "AttributeError"
 """)
 
 SOLUTION.student("predict_forgets_parameter_typeerror", {"predict_setattr": PREDICT_FORGETS_PARAMETER_TYPEERROR},
@@ -122,17 +112,11 @@ SOLUTION.student("predict_forgets_parameter_typeerror", {"predict_setattr": PRED
 # Runs register_parameter's "already exists" check on the module as it is now, with hasattr. But the Parameter
 # branch first clears the name from __dict__, _buffers and _modules, so a Parameter over a plain attribute, a
 # buffer or a submodule is registered, not refused.
-PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(PREDICT_MODULE_BEFORE_PARAMETER, """
+PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 -    on_class = any(name in vars(klass) for klass in type(module).__mro__)
--    if isinstance(value, nn.Module):
--        return "submodule" if modules is not None else "AttributeError"
 @@
 -        if bad_name or (name not in params and on_class):
 +        if bad_name or (name not in params and hasattr(module, name)):
-@@
-         return "parameter" if value is None else "TypeError"
-+    if isinstance(value, nn.Module):
-+        return "submodule" if modules is not None else "AttributeError"
 """)
 
 SOLUTION.student("predict_hasattr_before_clearing", {"predict_setattr": PREDICT_HASATTR_BEFORE_CLEARING},
@@ -140,13 +124,12 @@ SOLUTION.student("predict_hasattr_before_clearing", {"predict_setattr": PREDICT_
 
 # Takes a buffer's persistence from the module's non-persistent set even when the value carries an nn.Buffer
 # tag, whose own `persistent` wins.
-PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(PREDICT_FORGETS_BUFFER_NAME, """
--    if isinstance(value, nn.Buffer):
-+    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-+        if value is not None and not isinstance(value, torch.Tensor):
-+            return "TypeError"
-@@
--        return "buffer" if value.persistent else "non-persistent buffer"
+PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+-        if isinstance(value, nn.Buffer):
+-            persistent = value.persistent
+-        else:
+-            persistent = name not in state["_non_persistent_buffers_set"]
+-        return "buffer" if persistent else "non-persistent buffer"
 +        if name in state["_non_persistent_buffers_set"]:
 +            return "non-persistent buffer"
 +        return "buffer"
@@ -387,27 +370,24 @@ SOLUTION.control("alternative_correct", {"predict_setattr": PREDICT_CORRECT_BY_C
 # Walks the right entries but reads each value back through getattr(submodule, name): same values on ordinary
 # modules (so the visible cell passes), but it runs the module's attribute machinery, which the hidden
 # Watched modules record.
-FIND_WITH_GETATTR = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):
-            found.append(where)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    for prefix, submodule in module.named_modules():
-        for name in vars(submodule):
-            if name not in slots:
-                visit(getattr(submodule, name), f"{prefix}.{name}" if prefix else name)
-    return sorted(found)
-'''
+FIND_WITH_GETATTR = SOLUTION.edited("find_unregistered_tensors", """
+-    slots = set(vars(nn.Module()))  # the 17 names nn.Module.__init__ writes: registries, hook tables, flags
++    slots = set(vars(nn.Module()))
+@@
+-        if isinstance(item, torch.Tensor):  # Parameters and nn.Buffer-tagged tensors included
++        if isinstance(item, torch.Tensor):
+@@
+-        elif isinstance(item, nn.Module):
+-            return  # a module held outside _modules is not walked
+@@
+-    # named_modules() follows _modules only, yields a shared submodule once, and skips None entries.
+@@
+-        for name, item in vars(submodule).items():  # vars(): no getattr, no property, no __getattr__
++        for name in vars(submodule):
+@@
+-                visit(item, f"{prefix}.{name}" if prefix else name)
++                visit(getattr(submodule, name), f"{prefix}.{name}" if prefix else name)
+""")
 
 SOLUTION.student("predict_forgets_buffer_name",
                  {"predict_setattr": PREDICT_FORGETS_BUFFER_NAME, "find_unregistered_tensors": FIND_WITH_GETATTR},

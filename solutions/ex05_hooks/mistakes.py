@@ -224,6 +224,17 @@ RECORD_CORRECT_CLASS = '''class record_activations:
 # Part 2: strip_hooks
 # ---------------------------------------------------------------------------------------------------------
 
+# Right in every respect: the text the strip_hooks mistakes below change (each says how), not a student's.
+_STRIP_RIGHT = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    clean = copy.deepcopy(model)
+    for module in clean.modules():
+        for table in HOOK_TABLES + FLAG_TABLES:
+            getattr(module, table).clear()
+        module._is_full_backward_hook = None
+    return clean
+'''
+
 # A deep copy carries every hook along (the lambdas shared with the original), and pickle fails on them.
 STRIP_DEEPCOPY_ONLY = '''def strip_hooks(model):
     """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
@@ -231,45 +242,46 @@ STRIP_DEEPCOPY_ONLY = '''def strip_hooks(model):
 '''
 
 # Empties the original's tables, then copies: the copy is clean, but the model has lost its hooks.
-STRIP_CLEARS_ORIGINAL = SOLUTION.edited_answer(STRIP_DEEPCOPY_ONLY, '''
-     """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+STRIP_CLEARS_ORIGINAL = SOLUTION.edited_answer(_STRIP_RIGHT, """
+-    clean = copy.deepcopy(model)
+-    for module in clean.modules():
 +    for module in model.modules():
-+        for table in HOOK_TABLES + FLAG_TABLES:
-+            getattr(module, table).clear()
-+        module._is_full_backward_hook = None
-''')
+@@
+-    return clean
++    return copy.deepcopy(model)
+""")
 
 SOLUTION.student("strip_clears_original", {"strip_hooks": STRIP_CLEARS_ORIGINAL},
                  (0, 0, 0, 0, 0, 0), breaks={"test_strip_hooks_hidden": 3})
 
-# Empties the eight hook tables of the copy and resets the flag, but leaves the three flag tables
-# holding the ids of hooks that are gone (with_kwargs=True, always_call=True).
-STRIP_FORGETS_FLAG_TABLES = '''def strip_hooks(model):
+# A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
+STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
     """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
     clean = copy.deepcopy(model)
     for module in clean.modules():
-        for table in HOOK_TABLES:
-            getattr(module, table).clear()
-        module._is_full_backward_hook = None
+        for name in HOOK_TABLES + FLAG_TABLES:
+            vars(module)[name].clear()
+        vars(module)["_is_full_backward_hook"] = None
     return clean
 '''
 
+# Empties the eight hook tables of the copy and resets the flag, but leaves the three flag tables
+# holding the ids of hooks that are gone (with_kwargs=True, always_call=True).
+STRIP_FORGETS_FLAG_TABLES = SOLUTION.edited_answer(_STRIP_RIGHT, """
+-        for table in HOOK_TABLES + FLAG_TABLES:
++        for table in HOOK_TABLES:
+""")
+
 # Empties all eleven tables of the copy, but leaves _is_full_backward_hook as it was (True or False).
-STRIP_FORGETS_BACKWARD_FLAG = SOLUTION.edited_answer(STRIP_FORGETS_FLAG_TABLES, """
--        for table in HOOK_TABLES:
-+        for table in HOOK_TABLES + FLAG_TABLES:
-@@
+STRIP_FORGETS_BACKWARD_FLAG = SOLUTION.edited_answer(_STRIP_RIGHT, """
 -        module._is_full_backward_hook = None
 """)
 
 # children() instead of modules(): the root and its direct children are cleaned, grandchildren keep
 # their hooks.
-STRIP_CHILDREN_ONLY = SOLUTION.edited_answer(STRIP_FORGETS_BACKWARD_FLAG, """
+STRIP_CHILDREN_ONLY = SOLUTION.edited_answer(_STRIP_RIGHT, """
 -    for module in clean.modules():
 +    for module in [clean, *clean.children()]:
-@@
-             getattr(module, table).clear()
-+        module._is_full_backward_hook = None
 """)
 
 SOLUTION.student("record_validates_late", {"record_activations": RECORD_VALIDATES_LATE,
@@ -278,20 +290,11 @@ SOLUTION.student("record_validates_late", {"record_activations": RECORD_VALIDATE
 
 # Cleans the copy right, then puts it in the root's mode with clean.train(model.training): train() recurses, so a
 # submodule that was in another mode than the root loses its own flag.
-STRIP_TRAIN_LIKE_ROOT = SOLUTION.edited_answer(STRIP_FORGETS_BACKWARD_FLAG, """
+STRIP_TRAIN_LIKE_ROOT = SOLUTION.edited_answer(_STRIP_RIGHT, """
 -    return clean
-+        module._is_full_backward_hook = None
 +    return clean.train(model.training)
 """)
 
-# A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
-STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = SOLUTION.edited_answer(STRIP_FORGETS_BACKWARD_FLAG, """
--        for table in HOOK_TABLES + FLAG_TABLES:
--            getattr(module, table).clear()
-+        for name in HOOK_TABLES + FLAG_TABLES:
-+            vars(module)[name].clear()
-+        vars(module)["_is_full_backward_hook"] = None
-""")
 
 SOLUTION.student("record_no_detach", {"record_activations": RECORD_NO_DETACH,
                   "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR},

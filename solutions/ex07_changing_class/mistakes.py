@@ -76,8 +76,8 @@ EXPORT_FIRST_NAME_ONLY = SOLUTION.edited("export_plain_state_dict", """
 
 SOLUTION.student("export_first_name_only", {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY}, (2, 0, 0, 0))
 
-# Applies only the first parametrization of each name: right for one, wrong when two are stacked.
-EXPORT_FIRST_PARAMETRIZATION_ONLY = '''def export_plain_state_dict(model):
+# A correct part 1 written differently: parses each key and resolves its module by path.
+EXPORT_CORRECT_BY_KEY = '''def export_plain_state_dict(model):
     """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
     plain = {}
     with torch.no_grad():
@@ -86,11 +86,21 @@ EXPORT_FIRST_PARAMETRIZATION_ONLY = '''def export_plain_state_dict(model):
             if marker and tail.endswith(".original"):
                 name = tail[: -len(".original")]
                 holder = model.get_submodule(head[:-1]) if head else model
-                plain[head + name] = holder.parametrizations[name][0](value).detach()
-            else:
-                plain[key] = value
+                value = getattr(holder, name).detach()
+                key = head + name
+            plain[key] = value
     return plain
 '''
+
+# Applies only the first parametrization of each name: right for one, wrong when two are stacked.
+EXPORT_FIRST_PARAMETRIZATION_ONLY = SOLUTION.edited_answer(EXPORT_CORRECT_BY_KEY, """
+-                value = getattr(holder, name).detach()
+-                key = head + name
+-            plain[key] = value
++                plain[head + name] = holder.parametrizations[name][0](value).detach()
++            else:
++                plain[key] = value
+""")
 
 SOLUTION.student("export_first_parametrization_only", {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
                  (2, 0, 0, 0), breaks={"test_export_hidden": 3})
@@ -136,15 +146,6 @@ EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, '
 SOLUTION.student("export_removes_keeping_order", {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
                  (0, 0, 0, 0), breaks={"test_export_hidden": 4})
 
-# A correct part 1 written differently: parses each key and resolves its module by path.
-EXPORT_CORRECT_BY_KEY = SOLUTION.edited_answer(EXPORT_FIRST_PARAMETRIZATION_ONLY, """
--                plain[head + name] = holder.parametrizations[name][0](value).detach()
--            else:
--                plain[key] = value
-+                value = getattr(holder, name).detach()
-+                key = head + name
-+            plain[key] = value
-""")
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: materialize
