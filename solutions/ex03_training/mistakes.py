@@ -11,6 +11,20 @@ SOLUTION = Solution(__file__, points_of=(
 # Part 1: module_modes
 # ---------------------------------------------------------------------------------------------------------
 
+# Right in every respect: the text the module_modes mistakes below change (each says how), not a student's.
+_MODES_RIGHT = '''def module_modes(model):
+    """Return {qualified name: training flag} for every module of model, in named_modules() order.
+
+    Raise TypeError naming the first module (in that order) whose flag is not a bool.
+    """
+    modes = {}
+    for name, module in model.named_modules():
+        if type(module.training) is not bool:
+            raise TypeError(f"the training flag of {name!r} is not a bool")
+        modes[name] = module.training
+    return modes
+'''
+
 # Walks children() instead of named_modules(): the root and its direct children only, nothing deeper.
 MODES_CHILDREN_ONLY = '''def module_modes(model):
     """Return {qualified name: training flag} for every module of model, in named_modules() order.
@@ -27,15 +41,11 @@ SOLUTION.student("modes_children_only", {"module_modes": MODES_CHILDREN_ONLY}, (
 
 # Asks named_modules() for every occurrence: a submodule registered in two places is listed twice
 # (under each of its names), which the visible test with a tied encoder/decoder already catches.
-MODES_SHARED_TWICE = SOLUTION.edited_answer(MODES_CHILDREN_ONLY, """
--    modes = {"": model.training}
--    for name, child in model.named_children():
--        modes[name] = child.training
-+    modes = {}
+MODES_SHARED_TWICE = SOLUTION.edited_answer(_MODES_RIGHT, """
+-    for name, module in model.named_modules():
+-        if type(module.training) is not bool:
 +    for name, module in model.named_modules(remove_duplicate=False):
 +        if not isinstance(module.training, bool):
-+            raise TypeError(f"the training flag of {name!r} is not a bool")
-+        modes[name] = module.training
 """)
 
 SOLUTION.student("modes_shared_twice", {"module_modes": MODES_SHARED_TWICE},
@@ -67,12 +77,8 @@ MODES_BOOL_COERCION = SOLUTION.edited_answer(MODES_NO_TYPE_CHECK, """
 SOLUTION.student("modes_bool_coercion", {"module_modes": MODES_BOOL_COERCION}, (2, 0, 0, 0))
 
 # Checks the types, but reports the module's class instead of its qualified name.
-MODES_ERROR_WITHOUT_NAME = SOLUTION.edited_answer(MODES_SHARED_TWICE, """
--    for name, module in model.named_modules(remove_duplicate=False):
--        if not isinstance(module.training, bool):
+MODES_ERROR_WITHOUT_NAME = SOLUTION.edited_answer(_MODES_RIGHT, """
 -            raise TypeError(f"the training flag of {name!r} is not a bool")
-+    for name, module in model.named_modules():
-+        if type(module.training) is not bool:
 +            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
 """)
 
@@ -104,14 +110,11 @@ MODES_CORRECT_OWN_WALK = '''def module_modes(model):
 '''
 
 # Returns an OrderedDict "to be sure the order is kept": the right entries, but not a plain dict.
-MODES_ORDERED_DICT = SOLUTION.edited_answer(MODES_ERROR_WITHOUT_NAME, """
+MODES_ORDERED_DICT = SOLUTION.edited_answer(_MODES_RIGHT, """
 -    modes = {}
 +    from collections import OrderedDict
 +
 +    modes = OrderedDict()
-@@
--            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
-+            raise TypeError(f"the training flag of {name!r} is not a bool")
 """)
 
 SOLUTION.student("modes_ordered_dict", {"module_modes": MODES_ORDERED_DICT},
@@ -119,10 +122,7 @@ SOLUTION.student("modes_ordered_dict", {"module_modes": MODES_ORDERED_DICT},
 
 # Checks every flag in named_modules() order, then returns the entries sorted by name "for readability":
 # 'dec' before 'enc', '10' before '2'.
-MODES_SORTED_NAMES = SOLUTION.edited_answer(MODES_ERROR_WITHOUT_NAME, """
--            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
-+            raise TypeError(f"the training flag of {name!r} is not a bool")
-@@
+MODES_SORTED_NAMES = SOLUTION.edited_answer(_MODES_RIGHT, """
 -    return modes
 +    return dict(sorted(modes.items()))
 """)
@@ -132,9 +132,9 @@ SOLUTION.student("modes_sorted_names", {"module_modes": MODES_SORTED_NAMES},
 
 # Tests `flag not in (True, False)`: 1, 0, 1.0, a tensor and a Parameter compare equal to a bool and pass;
 # only 'yes', 'False', '' and None are reported.
-MODES_IN_TRUE_FALSE = SOLUTION.edited_answer(MODES_ERROR_WITHOUT_NAME, """
+MODES_IN_TRUE_FALSE = SOLUTION.edited_answer(_MODES_RIGHT, """
 -        if type(module.training) is not bool:
--            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
+-            raise TypeError(f"the training flag of {name!r} is not a bool")
 +        if module.training not in (True, False):
 +            raise TypeError(f"the training flag of {name!r} is {module.training!r}, not a bool")
 """)
