@@ -42,12 +42,7 @@ from __future__ import annotations
 
 from random import Random
 
-from grader.observing import attempt, exact, fixed, labelled, seeded
-
-
-def observe_visible(ns: dict) -> list:
-    double = ns.get("double")
-    return [attempt(lambda: double(3) == 6)]  # what the visible cell asserts: the value, whatever its type
+from grader.observing import exact, fixed, labelled, seeded
 
 
 def observe_hidden(ns: dict) -> dict:
@@ -59,7 +54,7 @@ def observe_hidden(ns: dict) -> dict:
     )
 
 
-OBSERVERS = {{"test_double_visible": observe_visible, "test_double_hidden": observe_hidden}}
+OBSERVERS = {{"test_double_hidden": observe_hidden}}
 
 CLAUSES = {{"test_double_hidden": {{1: "double(x) returns the int 2 * x"}}}}
 '''
