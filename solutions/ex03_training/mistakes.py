@@ -292,60 +292,59 @@ SOLUTION.student("modes_calls_train_first",
 SOLUTION.control("alternative_correct", {"module_modes": MODES_CORRECT_OWN_WALK,
                                          "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES})
 
-# Right flags, but calls model.train() for the first pass: a module's own train() override runs (rule 6).
-FROZEN_TRAIN_THEN_SWITCH = (
-    FROZEN_HEADER
-    + PRECHECK
-    + """    model.train()
+# Right in every respect: the text the train_with_frozen_norm_stats mistakes below change (each says how), not a
+# student's.
+_FROZEN_RIGHT = '''def train_with_frozen_norm_stats(model):
+    """Put every module of model in training mode, except the stat-keeping norm layers, which go to
+    evaluation mode; return model."""
     for module in model.modules():
-        if isinstance(module, _NormBase) and module.track_running_stats:
-            module.training = False
+        if "training" in module._parameters:
+            raise TypeError("a training flag is a Parameter: it cannot be set")
+    for module in model.modules():
+        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
     return model
-"""
-)
+'''
+
+# Right flags, but calls model.train() for the first pass: a module's own train() override runs (rule 6).
+FROZEN_TRAIN_THEN_SWITCH = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+             raise TypeError("a training flag is a Parameter: it cannot be set")
++    model.train()
+@@
+-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
++        if isinstance(module, _NormBase) and module.track_running_stats:
++            module.training = False
+""")
 
 SOLUTION.student("frozen_train_then_switch", {"train_with_frozen_norm_stats": FROZEN_TRAIN_THEN_SWITCH},
                  (0, 0, 2, 0), breaks={"test_frozen_hidden": 6})
 
 # Sets every flag right, one at a time, and forgets to return the model (rule 1).
-FROZEN_RETURNS_NOTHING = (
-    FROZEN_HEADER
-    + PRECHECK
-    + """    for module in model.modules():
-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
-"""
-)
+FROZEN_RETURNS_NOTHING = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+-    return model
+""")
 
 SOLUTION.student("frozen_returns_nothing", {"train_with_frozen_norm_stats": FROZEN_RETURNS_NOTHING},
                  (0, 0, 0, 0), breaks={"test_frozen_hidden": 1})
 
 # Recognises the BatchNorm family only, flag by flag: an InstanceNorm with running statistics keeps training.
-FROZEN_BATCHNORM_FAMILY_ONLY = (
-    FROZEN_HEADER
-    + PRECHECK
-    + """    for module in model.modules():
-        frozen = isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats
-        module.training = not frozen
-    return model
-"""
-)
+FROZEN_BATCHNORM_FAMILY_ONLY = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
++        frozen = isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats
++        module.training = not frozen
+""")
 
 SOLUTION.student("frozen_batchnorm_family_only", {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_FAMILY_ONLY},
                  (0, 0, 2, 0), breaks={"test_frozen_hidden": 2})
 
 # Freezes the whole subtree of each stat-keeping norm layer, flag by flag: the layer's own Dropout stops dropping.
-FROZEN_FREEZES_SUBTREE = (
-    FROZEN_HEADER
-    + PRECHECK
-    + """    for module in model.modules():
-        module.training = True
-    for module in model.modules():
-        if isinstance(module, _NormBase) and module.track_running_stats:
-            for inner in module.modules():
-                inner.training = False
-    return model
-"""
-)
+FROZEN_FREEZES_SUBTREE = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
++        module.training = True
++    for module in model.modules():
++        if isinstance(module, _NormBase) and module.track_running_stats:
++            for inner in module.modules():
++                inner.training = False
+""")
 
 SOLUTION.student("frozen_freezes_subtree", {"train_with_frozen_norm_stats": FROZEN_FREEZES_SUBTREE},
                  (0, 0, 0, 0), breaks={"test_frozen_hidden": 3})
@@ -381,30 +380,23 @@ SOLUTION.student("frozen_walks_attributes", {"train_with_frozen_norm_stats": FRO
                  (0, 0, 2, 0), breaks={"test_frozen_hidden": 4})
 
 # Right flags, then "makes sure every parameter learns": a parameter frozen on purpose requires grad again.
-FROZEN_SETS_REQUIRES_GRAD = (
-    FROZEN_HEADER
-    + PRECHECK
-    + """    for module in model.modules():
-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
-    for parameter in model.parameters():
-        if not parameter.requires_grad:
-            parameter.requires_grad_(True)
-    return model
-"""
-)
+FROZEN_SETS_REQUIRES_GRAD = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+         module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
++    for parameter in model.parameters():
++        if not parameter.requires_grad:
++            parameter.requires_grad_(True)
+""")
 
 SOLUTION.student("frozen_sets_requires_grad", {"train_with_frozen_norm_stats": FROZEN_SETS_REQUIRES_GRAD},
                  (0, 0, 2, 0), breaks={"test_frozen_hidden": 5})
 
 # Sets each flag as it walks, without checking first: a Parameter flag raises TypeError half way, after the
 # modules before it were switched (rule 7).
-FROZEN_SETS_BEFORE_CHECKING = (
-    FROZEN_HEADER
-    + """    for module in model.modules():
-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
-    return model
-"""
-)
+FROZEN_SETS_BEFORE_CHECKING = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+-        if "training" in module._parameters:
+-            raise TypeError("a training flag is a Parameter: it cannot be set")
+-    for module in model.modules():
+""")
 
 SOLUTION.student("frozen_sets_before_checking", {"train_with_frozen_norm_stats": FROZEN_SETS_BEFORE_CHECKING},
                  (0, 0, 2, 0), breaks={"test_frozen_hidden": 7})

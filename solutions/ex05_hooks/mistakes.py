@@ -295,7 +295,6 @@ STRIP_TRAIN_LIKE_ROOT = SOLUTION.edited_answer(_STRIP_RIGHT, """
 +    return clean.train(model.training)
 """)
 
-
 SOLUTION.student("record_no_detach", {"record_activations": RECORD_NO_DETACH,
                   "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR},
                  (0, 0, 2, 4, 0, 0))

@@ -11,8 +11,8 @@ SOLUTION = Solution(__file__, points_of=(
 # Part 1: call_with
 # ---------------------------------------------------------------------------------------------------------
 
-# Swaps and restores, but without a finally: a call that raises leaves the given tensors in the module.
-CALL_NO_FINALLY = '''def call_with(module, tensors, *args):
+# Right in every respect: the text the call_with mistakes below change (each says how), not a student's.
+_CALL_RIGHT = '''def call_with(module, tensors, *args):
     """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
     named = dict(module.named_parameters(remove_duplicate=False))
     named.update(module.named_buffers(remove_duplicate=False))
@@ -25,11 +25,25 @@ CALL_NO_FINALLY = '''def call_with(module, tensors, *args):
                for key, value in registry.items() if value is not None and id(value) in replacement]
     for registry, key, value in entries:
         registry[key] = replacement[id(value)]
-    out = module(*args)
-    for registry, key, value in entries:
-        registry[key] = value
-    return out
+    try:
+        return module(*args)
+    finally:
+        for registry, key, value in entries:
+            registry[key] = value
 '''
+
+# Swaps and restores, but without a finally: a call that raises leaves the given tensors in the module.
+CALL_NO_FINALLY = SOLUTION.edited_answer(_CALL_RIGHT, """
+-    try:
+-        return module(*args)
+-    finally:
+-        for registry, key, value in entries:
+-            registry[key] = value
++    out = module(*args)
++    for registry, key, value in entries:
++        registry[key] = value
++    return out
+""")
 
 SOLUTION.student("call_no_finally", {"call_with": CALL_NO_FINALLY}, (0, 0, 0, 0), breaks={"test_call_with_hidden": 5})
 
