@@ -11,7 +11,7 @@ and per mutant one fresh child of it (a few tenths of a second) that runs the su
 exercise's observers, exactly as grading does (grader.trusted.TrustedChecker).
 
 For each solution cell (nbgrader `solution: true`) of each exercise: the cell's answer is what a perfect student
-types (grader.sample_class.solution_answers: the cell without its marker lines). Only the code between `### BEGIN
+types (grader.scripted.solution_answers: the cell without its marker lines). Only the code between `### BEGIN
 SOLUTION` and `### END SOLUTION` is mutated when the cell has those markers, else only the bodies of its functions;
 never a docstring. Each mutant is the full solution with that one cell replaced (grader.sample_class.submission on
 the fresh release), run and observed in a child, and judged by the trusted check:
@@ -63,8 +63,9 @@ from nbformat import NotebookNode
 from grader.course import CourseError, assignment_names, relative, solutions
 from grader.notebooks import assignment_notebooks, hidden_test_ids, nbgrader_cells, read_notebook
 from grader.release import fresh_release
-from grader.sample_class import MARKERS, solution_answers, submission
+from grader.sample_class import submission
 from grader.sandbox import CellTimeout, Limits, Sandbox, start_sandbox
+from grader.scripted import MARKERS, solution_answers
 from grader.trusted import TrustedChecker, cells_to_run
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"

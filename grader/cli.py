@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
     release.add_argument("--check", action="store_true", help="change nothing; fail if exercises/ is stale or leaks")
     release.set_defaults(run=_release)
 
+    new = commands.add_parser("new", help="write solutions/exNN_name/: a new exercise's notebook, checks and mistakes")
+    new.add_argument("name", metavar="exNN_name")
+    new.set_defaults(run=_new)
+
     validate = commands.add_parser("validate", help="sources pass every graded cell, releases fail every one")
     validate.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
     validate.set_defaults(run=_validate)
@@ -118,6 +122,14 @@ def _release(args: argparse.Namespace) -> int:
     verdict = f"{len(problems)} problem(s)" if problems else "exercises/ is current, no leaks"
     print(f"release check: {verdict}")
     return 1 if problems else 0
+
+
+def _new(args: argparse.Namespace) -> int:
+    from grader.new_exercise import new_exercise
+
+    folder = new_exercise(args.name)
+    print(f"wrote {relative(folder)}/: now `python -m grader release {args.name}`, then make the part your own")
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:

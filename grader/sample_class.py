@@ -13,17 +13,7 @@ import nbformat
 from grader.course import assignment_names, mistakes_file, solutions
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.release import fresh_release
-
-MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
-
-
-def solution_answers(source: nbformat.NotebookNode) -> dict[str, str]:
-    """What a perfect student types: each solution cell of the source with the marker lines dropped."""
-    return {
-        meta["grade_id"]: "\n".join(line for line in cell.source.splitlines() if line.strip() not in MARKERS)
-        for _, cell, meta in nbgrader_cells(source)
-        if meta.get("solution")
-    }
+from grader.scripted import solution_answers
 
 
 def submission(release: nbformat.NotebookNode, answers: dict[str, str]) -> nbformat.NotebookNode:

@@ -15,20 +15,19 @@ import runpy
 import pytest
 
 from grader import observing
-from grader.course import checks_file, mistakes_file
+from grader.course import checks_file, mistakes_file, solutions
 from grader.notebooks import assignment_notebooks, hidden_test_ids, read_notebook
 from grader.release import fresh_release
 from grader.sample_class import scripted_assignments, scripted_students, submission
 from grader.sandbox import start_sandbox
 from grader.trusted import TrustedChecker, cells_to_run
-from tests.conftest import REPO
 
 ASSIGNMENTS = scripted_assignments()
 NUMBERED = re.compile(r"^(\d+)\. ", re.MULTILINE)  # a top-level item of a numbered list, as markdown writes it
 
 
 def _source(assignment: str):
-    [path] = assignment_notebooks(REPO / "solutions" / assignment)
+    [path] = assignment_notebooks(solutions() / assignment)  # the course GRADER_COURSE_ROOT names, if any
     return path, read_notebook(path)
 
 

@@ -1,12 +1,11 @@
-"""Synthetic wrong answers to exercise 1 and the points each graded cell must give them.
+"""Typical answers to exercise 1 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex01_slots"
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_classify_slots_visible", "test_classify_slots_hidden",
+    "test_copy_visible", "test_copy_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: classify_slots
@@ -32,6 +31,8 @@ CLASSIFY_BY_VALUE_TYPE = '''def classify_slots(module):
             groups[name] = OTHER
     return groups
 '''
+
+SOLUTION.student("classify_by_value_type", {"classify_slots": CLASSIFY_BY_VALUE_TYPE}, (0, 0, 0, 0))
 
 # Recognises slots by name, but files the three flag tables under "hook table".
 CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES = '''def classify_slots(module):
@@ -87,6 +88,9 @@ CLASSIFY_CRASHES_HALF_INITIALISED = '''def classify_slots(module):
     return groups
 '''
 
+SOLUTION.student("classify_crashes_half_initialised", {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED},
+                 (2, 0, 0, 0))
+
 # Right groups, but built in an OrderedDict "to keep the order": a dict subclass, not the plain dict asked for.
 CLASSIFY_RETURNS_ORDERED_DICT = '''def classify_slots(module):
     """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
@@ -99,6 +103,9 @@ CLASSIFY_RETURNS_ORDERED_DICT = '''def classify_slots(module):
         slot_groups.setdefault(name, HOOK_TABLE)
     return OrderedDict((name, slot_groups.get(name, OTHER)) for name in vars(module))
 '''
+
+SOLUTION.student("classify_returns_ordered_dict", {"classify_slots": CLASSIFY_RETURNS_ORDERED_DICT},
+                 (0, 0, 0, 0), breaks={"test_classify_slots_hidden": 1})
 
 # Recognises the hook slots by the pattern of their names: right for the seventeen slots, but a user
 # attribute such as `_hooks` or `my_forward_hooks` becomes a "hook table", `extra_with_kwargs` a "hook flag table".
@@ -123,6 +130,9 @@ CLASSIFY_BY_NAME_PATTERN = '''def classify_slots(module):
     return groups
 '''
 
+SOLUTION.student("classify_by_name_pattern", {"classify_slots": CLASSIFY_BY_NAME_PATTERN},
+                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 3})
+
 # Assumes the seventeen slots are always the first seventeen keys of vars(module), in __init__'s order:
 # true of every fully built module, wrong when attributes come before the slots or only some slots exist.
 CLASSIFY_BY_POSITION = '''def classify_slots(module):
@@ -133,22 +143,21 @@ CLASSIFY_BY_POSITION = '''def classify_slots(module):
     return {name: in_order[n] if n < len(in_order) else OTHER for n, name in enumerate(vars(module))}
 '''
 
+SOLUTION.student("classify_by_position", {"classify_slots": CLASSIFY_BY_POSITION},
+                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 4})
+
 # Fills the module's own __dict__ with the answer (groups = vars(module)): the keys and groups come
 # back right, but every attribute of the module is overwritten by the name of its group.
-CLASSIFY_IN_THE_MODULES_DICT = '''def classify_slots(module):
-    """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""
-    slot_groups = {"training": MODE_FLAG, "_is_full_backward_hook": BACKWARD_KIND_FLAG,
-                   "_non_persistent_buffers_set": NON_PERSISTENT_MARKER,
-                   "_parameters": REGISTRY, "_buffers": REGISTRY, "_modules": REGISTRY,
-                   "_forward_hooks_with_kwargs": HOOK_FLAG_TABLE, "_forward_hooks_always_called": HOOK_FLAG_TABLE,
-                   "_forward_pre_hooks_with_kwargs": HOOK_FLAG_TABLE}
-    for name in vars(nn.Module()):
-        slot_groups.setdefault(name, HOOK_TABLE)
-    groups = vars(module)
-    for name in groups:
-        groups[name] = slot_groups.get(name, OTHER)
-    return groups
-'''
+CLASSIFY_IN_THE_MODULES_DICT = SOLUTION.edited_answer(CLASSIFY_RETURNS_ORDERED_DICT, """
+-    return OrderedDict((name, slot_groups.get(name, OTHER)) for name in vars(module))
++    groups = vars(module)
++    for name in groups:
++        groups[name] = slot_groups.get(name, OTHER)
++    return groups
+""")
+
+SOLUTION.student("classify_in_the_modules_dict", {"classify_slots": CLASSIFY_IN_THE_MODULES_DICT},
+                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 5})
 
 # A correct part 1, written the way a student who read the chapter might.
 CLASSIFY_CORRECT = '''def classify_slots(module):
@@ -196,15 +205,17 @@ def copy_sharing_parameters(module):
     return copy.copy(module)
 '''
 
+SOLUTION.student("copy_with_copy_copy",
+                 {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
+                 (2, 4, 0, 0))
+
 # The other extreme: new registries, but also new Parameters and buffers.
-COPY_WITH_DEEPCOPY = '''import copy
+COPY_WITH_DEEPCOPY = SOLUTION.edited_answer(COPY_WITH_COPY_COPY, """
+-    return copy.copy(module)
++    return copy.deepcopy(module)
+""")
 
-
-def copy_sharing_parameters(module):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    return copy.deepcopy(module)
-'''
+SOLUTION.student("copy_with_deepcopy", {"copy_sharing_parameters": COPY_WITH_DEEPCOPY}, (0, 0, 0, 0))
 
 # New containers for the root only: the children are the original's modules.
 COPY_TOP_LEVEL_ONLY = '''def copy_sharing_parameters(module):
@@ -218,22 +229,23 @@ COPY_TOP_LEVEL_ONLY = '''def copy_sharing_parameters(module):
     return clone
 '''
 
+SOLUTION.student("copy_top_level_only", {"copy_sharing_parameters": COPY_TOP_LEVEL_ONLY}, (0, 0, 0, 0))
+
 # Recursive, but without remembering what was copied: a submodule registered in two places
 # becomes two different copies.
-COPY_FORGETS_SHARED_SUBMODULE = '''def copy_sharing_parameters(module):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    containers = [name for name, value in vars(nn.Module()).items() if isinstance(value, (dict, set))]
-    clone = object.__new__(type(module))
-    for name, value in vars(module).items():
-        if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child)
-                     for key, child in value.items()}
-        elif name in containers:
-            value = type(value)(value)
-        vars(clone)[name] = value
-    return clone
-'''
+COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
+     but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
++    containers = [name for name, value in vars(nn.Module()).items() if isinstance(value, (dict, set))]
+@@
+-        if name in vars(nn.Module()) and isinstance(value, (dict, set)):
++        if name == "_modules":
++            value = {key: None if child is None else copy_sharing_parameters(child)
++                     for key, child in value.items()}
++        elif name in containers:
+''')
+
+SOLUTION.student("copy_forgets_shared_submodule", {"copy_sharing_parameters": COPY_FORGETS_SHARED_SUBMODULE},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 5})
 
 # copy.copy, then new containers all the way down, with a memo: right for every fully built module,
 # but copy.copy goes through __getstate__/__setstate__, which drops _compiled_call_impl and adds the
@@ -259,6 +271,10 @@ def copy_sharing_parameters(module, memo=None):
             vars(clone)[name] = type(value)(value)
     return clone
 '''
+
+SOLUTION.student("copy_via_getstate",
+                 {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
+                 (2, 4, 2, 0), breaks={"test_copy_hidden": 2})
 
 # Copies the registries, the marker and the 8 hook tables, but shares the 3 flag tables
 # (so a with_kwargs hook registered on the copy marks the original's table).
@@ -287,21 +303,48 @@ COPY_SHARES_FLAG_TABLES = '''def copy_sharing_parameters(module):
     return copy_one(module)
 '''
 
+SOLUTION.student("copy_shares_flag_tables", {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES}, (0, 0, 2, 0))
+
 # A memo kept in a mutable default argument: it survives from one call to the next, so a later call
 # can hand back a stale copy (of a module that no longer exists and whose id was reused, or one made
 # before a hook was added to the original).
-COPY_MUTABLE_DEFAULT_MEMO = '''def copy_sharing_parameters(module, copies={}):
+COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
+-def copy_sharing_parameters(module):
++def copy_sharing_parameters(module, copies={}):
+@@
+     but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
++    if id(module) in copies:
++        return copies[id(module)]
+@@
+     clone = object.__new__(type(module))
++    copies[id(module)] = clone
+@@
+-        if name in vars(nn.Module()) and isinstance(value, (dict, set)):
++        if name == "_modules":
++            value = {key: None if child is None else copy_sharing_parameters(child, copies)
++                     for key, child in value.items()}
++        elif name in vars(nn.Module()) and isinstance(value, (dict, set)):
+''')
+
+SOLUTION.student("copy_mutable_default_memo", {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO}, (0, 0, 2, 0))
+
+# Right in every respect: the text the copy_sharing_parameters mistakes below change (each says how), not a
+# student's. A memo passed along makes a submodule registered in several places one copy.
+_COPY_RIGHT = '''def copy_sharing_parameters(module, _memo=None):
     """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
     but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    if id(module) in copies:
-        return copies[id(module)]
+    if _memo is None:
+        _memo = {}
+    if id(module) in _memo:
+        return _memo[id(module)]
     clone = object.__new__(type(module))
-    copies[id(module)] = clone
+    _memo[id(module)] = clone
+    slots = vars(nn.Module())
     for name, value in vars(module).items():
         if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child, copies)
+            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
                      for key, child in value.items()}
-        elif name in vars(nn.Module()) and isinstance(value, (dict, set)):
+        elif name in slots and isinstance(value, (dict, set)):
             value = type(value)(value)
         vars(clone)[name] = value
     return clone
@@ -309,173 +352,113 @@ COPY_MUTABLE_DEFAULT_MEMO = '''def copy_sharing_parameters(module, copies={}):
 
 # Calls the class's constructor when it takes no argument (ReLU, Sequential, a user's class), and falls
 # back to __new__ only when that fails: the constructor runs, and builds fresh parameters, for nothing.
-COPY_TRIES_CONSTRUCTOR_FIRST = '''def copy_sharing_parameters(module, _memo=None):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    if _memo is None:
-        _memo = {}
-    if id(module) in _memo:
-        return _memo[id(module)]
-    cls = type(module)
-    try:
-        clone = cls()
-    except TypeError:
-        clone = cls.__new__(cls)
-    vars(clone).clear()  # start from an empty __dict__
-    _memo[id(module)] = clone
-    slots = vars(nn.Module())
-    for name, value in vars(module).items():
-        if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
-                     for key, child in value.items()}
-        elif name in slots and isinstance(value, (dict, set)):
-            value = type(value)(value)
-        vars(clone)[name] = value
-    return clone
-'''
+COPY_TRIES_CONSTRUCTOR_FIRST = SOLUTION.edited_answer(_COPY_RIGHT, """
+-    clone = object.__new__(type(module))
++    cls = type(module)
++    try:
++        clone = cls()
++    except TypeError:
++        clone = cls.__new__(cls)
++    vars(clone).clear()  # start from an empty __dict__
+""")
+
+SOLUTION.student("copy_tries_constructor_first", {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 1})
 
 # New containers, but every dict rebuilt with dict(...): the hook tables and flag tables come back as plain
 # dicts instead of OrderedDicts.
-COPY_CONTAINERS_AS_PLAIN_DICTS = '''def copy_sharing_parameters(module, _memo=None):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    if _memo is None:
-        _memo = {}
-    if id(module) in _memo:
-        return _memo[id(module)]
-    clone = object.__new__(type(module))
-    _memo[id(module)] = clone
-    slots = vars(nn.Module())
-    for name, value in vars(module).items():
-        if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
-                     for key, child in value.items()}
-        elif name in slots and isinstance(value, dict):
-            value = dict(value)
-        elif name in slots and isinstance(value, set):
-            value = set(value)
-        vars(clone)[name] = value
-    return clone
-'''
+COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(_COPY_RIGHT, """
+-        elif name in slots and isinstance(value, (dict, set)):
+-            value = type(value)(value)
++        elif name in slots and isinstance(value, dict):
++            value = dict(value)
++        elif name in slots and isinstance(value, set):
++            value = set(value)
+""")
+
+SOLUTION.student("copy_containers_as_plain_dicts", {"copy_sharing_parameters": COPY_CONTAINERS_AS_PLAIN_DICTS},
+                 (0, 0, 0, 0), breaks={"test_copy_hidden": 3})
 
 # Deep-copies _parameters and _buffers "to be safe": the copy gets its own tensors, so it no longer shares
 # the weights (an update of the original's parameters is not seen by the copy).
-COPY_DEEPCOPIES_REGISTRIES = '''import copy
+COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(_COPY_RIGHT, """
++import copy
++
++
+ def copy_sharing_parameters(module, _memo=None):
+@@
+                      for key, child in value.items()}
++        elif name in ("_parameters", "_buffers"):
++            value = copy.deepcopy(value)
+""")
 
-
-def copy_sharing_parameters(module, _memo=None):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    if _memo is None:
-        _memo = {}
-    if id(module) in _memo:
-        return _memo[id(module)]
-    clone = object.__new__(type(module))
-    _memo[id(module)] = clone
-    slots = vars(nn.Module())
-    for name, value in vars(module).items():
-        if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
-                     for key, child in value.items()}
-        elif name in ("_parameters", "_buffers"):
-            value = copy.deepcopy(value)
-        elif name in slots and isinstance(value, (dict, set)):
-            value = type(value)(value)
-        vars(clone)[name] = value
-    return clone
-'''
+SOLUTION.student("copy_deepcopies_registries", {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
+                 (0, 0, 0, 0), breaks={"test_copy_hidden": 4})
 
 # Deep-copies the hook tables and flag tables so that the copy's hooks are its own: a hook that is an object
 # (a callable class, a bound method) is duplicated instead of shared.
-COPY_DEEPCOPIES_HOOK_TABLES = '''import copy
+COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(_COPY_RIGHT, """
++import copy
++
++
+ def copy_sharing_parameters(module, _memo=None):
+@@
+-        elif name in slots and isinstance(value, (dict, set)):
++        elif name in ("_parameters", "_buffers", "_non_persistent_buffers_set"):
+@@
+             value = type(value)(value)
++        elif name in slots and isinstance(value, dict):
++            value = copy.deepcopy(value)
+""")
 
-
-def copy_sharing_parameters(module, _memo=None):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    if _memo is None:
-        _memo = {}
-    if id(module) in _memo:
-        return _memo[id(module)]
-    clone = object.__new__(type(module))
-    _memo[id(module)] = clone
-    slots = vars(nn.Module())
-    for name, value in vars(module).items():
-        if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
-                     for key, child in value.items()}
-        elif name in ("_parameters", "_buffers", "_non_persistent_buffers_set"):
-            value = type(value)(value)
-        elif name in slots and isinstance(value, dict):
-            value = copy.deepcopy(value)
-        vars(clone)[name] = value
-    return clone
-'''
+SOLUTION.student("copy_deepcopies_hook_tables", {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 6})
 
 # Copies every dict, set and list it finds in vars(), not only the fifteen container slots: a user's own dict,
 # set or list attribute is no longer shared with the original.
-COPY_COPIES_USER_CONTAINERS = '''def copy_sharing_parameters(module, _memo=None):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    if _memo is None:
-        _memo = {}
-    if id(module) in _memo:
-        return _memo[id(module)]
-    clone = object.__new__(type(module))
-    _memo[id(module)] = clone
-    for name, value in vars(module).items():
-        if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
-                     for key, child in value.items()}
-        elif isinstance(value, (dict, set, list)):
-            value = type(value)(value)
-        vars(clone)[name] = value
-    return clone
-'''
+COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(_COPY_RIGHT, """
+-    slots = vars(nn.Module())
+@@
+-        elif name in slots and isinstance(value, (dict, set)):
++        elif isinstance(value, (dict, set, list)):
+""")
+
+SOLUTION.student("copy_copies_user_containers", {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 7})
 
 # Gives the fresh containers to the original and the old ones to the copy: the two no longer share any, but
 # the original was modified, and a hook handle made on the original now removes the hook from the copy.
-COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = '''def copy_sharing_parameters(module, _memo=None):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    if _memo is None:
-        _memo = {}
-    if id(module) in _memo:
-        return _memo[id(module)]
-    clone = object.__new__(type(module))
-    _memo[id(module)] = clone
-    slots = vars(nn.Module())
-    for name, value in vars(module).items():
-        if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
-                     for key, child in value.items()}
-        elif name in slots and isinstance(value, (dict, set)):
-            vars(module)[name] = type(value)(value)  # the original gets the new one, the copy keeps the old one
-        vars(clone)[name] = value
-    return clone
-'''
+COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(_COPY_RIGHT, """
+-            value = type(value)(value)
++            vars(module)[name] = type(value)(value)  # the original gets the new one, the copy keeps the old one
+""")
+
+SOLUTION.student("copy_new_containers_for_the_original",
+                 {"copy_sharing_parameters": COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL},
+                 (0, 0, 2, 0), breaks={"test_copy_hidden": 8})
 
 # A correct part 2: recursion with the memo passed along as an extra keyword argument.
-COPY_CORRECT_RECURSIVE = '''def copy_sharing_parameters(module, _memo=None):
-    """Return a copy of module that shares its parameters, buffers, hooks and plain attributes with it,
-    but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-    if _memo is None:
-        _memo = {}
-    if id(module) in _memo:
-        return _memo[id(module)]
-    cls = type(module)
-    clone = cls.__new__(cls)
-    _memo[id(module)] = clone
-    fresh = vars(nn.Module())
-    for name, value in vars(module).items():
-        if name == "_modules":
-            value = type(value)((key, None if child is None else copy_sharing_parameters(child, _memo))
-                                for key, child in value.items())
-        elif name in fresh and isinstance(fresh[name], (dict, set)):
-            value = type(value)(value)
-        vars(clone)[name] = value
-    return clone
-'''
+COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(_COPY_RIGHT, """
+-    clone = object.__new__(type(module))
++    cls = type(module)
++    clone = cls.__new__(cls)
+@@
+-    slots = vars(nn.Module())
++    fresh = vars(nn.Module())
+@@
+-            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
+-                     for key, child in value.items()}
+-        elif name in slots and isinstance(value, (dict, set)):
++            value = type(value)((key, None if child is None else copy_sharing_parameters(child, _memo))
++                                for key, child in value.items())
++        elif name in fresh and isinstance(fresh[name], (dict, set)):
+""")
+
+SOLUTION.student("flag_tables_as_hook_tables",
+                 {"classify_slots": CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES,
+                  "copy_sharing_parameters": COPY_CORRECT_RECURSIVE},
+                 (2, 0, 2, 4),
+                 breaks={"test_classify_slots_hidden": 2})
 
 # Another correct part 2: start from a copy of __dict__, then replace the containers in place.
 COPY_CORRECT_UPDATE_IN_PLACE = '''def copy_sharing_parameters(module):
@@ -502,185 +485,7 @@ COPY_CORRECT_UPDATE_IN_PLACE = '''def copy_sharing_parameters(module):
     return clone_of(module)
 '''
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "classify_by_value_type": {"classify_slots": CLASSIFY_BY_VALUE_TYPE},
-    "flag_tables_as_hook_tables": {
-        "classify_slots": CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES,
-        "copy_sharing_parameters": COPY_CORRECT_RECURSIVE,
-    },
-    "classify_crashes_half_initialised": {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED},
-    "classify_returns_ordered_dict": {"classify_slots": CLASSIFY_RETURNS_ORDERED_DICT},
-    "classify_by_name_pattern": {"classify_slots": CLASSIFY_BY_NAME_PATTERN},
-    "classify_by_position": {"classify_slots": CLASSIFY_BY_POSITION},
-    "classify_in_the_modules_dict": {"classify_slots": CLASSIFY_IN_THE_MODULES_DICT},
-    "copy_with_copy_copy": {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
-    "copy_with_deepcopy": {"copy_sharing_parameters": COPY_WITH_DEEPCOPY},
-    "copy_top_level_only": {"copy_sharing_parameters": COPY_TOP_LEVEL_ONLY},
-    "copy_forgets_shared_submodule": {"copy_sharing_parameters": COPY_FORGETS_SHARED_SUBMODULE},
-    "copy_via_getstate": {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
-    "copy_shares_flag_tables": {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES},
-    "copy_mutable_default_memo": {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO},
-    "copy_tries_constructor_first": {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
-    "copy_containers_as_plain_dicts": {"copy_sharing_parameters": COPY_CONTAINERS_AS_PLAIN_DICTS},
-    "copy_deepcopies_registries": {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
-    "copy_deepcopies_hook_tables": {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
-    "copy_copies_user_containers": {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
-    "copy_new_containers_for_the_original": {"copy_sharing_parameters": COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL},
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-    "alternative_correct": {
-        "classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
-        "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE,
-    },
-}
+SOLUTION.control("alternative_correct", {"classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
+                                         "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE})
 
-# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
-EXPECTED = {
-    "classify_by_value_type": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "flag_tables_as_hook_tables": {
-        "test_classify_slots_visible": 2,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 4,
-    },
-    "classify_crashes_half_initialised": {
-        "test_classify_slots_visible": 2,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "copy_with_copy_copy": {
-        "test_classify_slots_visible": 2,
-        "test_classify_slots_hidden": 4,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "copy_with_deepcopy": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "copy_top_level_only": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "copy_forgets_shared_submodule": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 0,
-    },
-    "copy_via_getstate": {
-        "test_classify_slots_visible": 2,
-        "test_classify_slots_hidden": 4,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 0,
-    },
-    "copy_shares_flag_tables": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 0,
-    },
-    "copy_mutable_default_memo": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 0,
-    },
-    "classify_returns_ordered_dict": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "classify_by_name_pattern": {
-        "test_classify_slots_visible": 2,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "classify_by_position": {
-        "test_classify_slots_visible": 2,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "classify_in_the_modules_dict": {
-        "test_classify_slots_visible": 2,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "copy_tries_constructor_first": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 0,
-    },
-    "copy_containers_as_plain_dicts": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "copy_deepcopies_registries": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 0,
-        "test_copy_hidden": 0,
-    },
-    "copy_deepcopies_hook_tables": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 0,
-    },
-    "copy_copies_user_containers": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 0,
-    },
-    "copy_new_containers_for_the_original": {
-        "test_classify_slots_visible": 0,
-        "test_classify_slots_hidden": 0,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 0,
-    },
-    "alternative_correct": {
-        "test_classify_slots_visible": 2,
-        "test_classify_slots_hidden": 4,
-        "test_copy_visible": 2,
-        "test_copy_hidden": 4,
-    },
-}
-
-# test grade_id -> {clause of the part's contract: the scripted student whose answer breaks that clause alone}.
-BREAKS = {
-    "test_classify_slots_hidden": {
-        1: "classify_returns_ordered_dict",
-        2: "flag_tables_as_hook_tables",
-        3: "classify_by_name_pattern",
-        4: "classify_by_position",
-        5: "classify_in_the_modules_dict",
-    },
-    "test_copy_hidden": {
-        1: "copy_tries_constructor_first",
-        2: "copy_via_getstate",
-        3: "copy_containers_as_plain_dicts",
-        4: "copy_deepcopies_registries",
-        5: "copy_forgets_shared_submodule",
-        6: "copy_deepcopies_hook_tables",
-        7: "copy_copies_user_containers",
-        8: "copy_new_containers_for_the_original",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -1,23 +1,19 @@
-"""Synthetic wrong answers to exercise 2 and the points each graded cell must give them.
+"""Typical answers to exercise 2 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex02_routing"
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_predict_setattr_visible", "test_predict_setattr_hidden",
+    "test_find_unregistered_tensors_visible", "test_find_unregistered_tensors_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: predict_setattr
 # ---------------------------------------------------------------------------------------------------------
 
-# Treats None as "nothing to register" and calls it a plain attribute. The visible cell assigns no None, so it
-# passes; the hidden cases put None on parameter, buffer and submodule names, which keep their slots.
-PREDICT_IGNORES_NONE = '''def predict_setattr(module, name, value):
+# Right in every respect: the text the predict_setattr mistakes below change (each says how), not a student's.
+_PREDICT_RIGHT = '''def predict_setattr(module, name, value):
     """Say what setattr(module, name, value) would do, without doing it."""
-    if value is None:
-        return "attribute"  # None is not a tensor or a module: nothing to register
     state = vars(module)
     params = state.get("_parameters")
     buffers = state.get("_buffers")
@@ -31,13 +27,13 @@ PREDICT_IGNORES_NONE = '''def predict_setattr(module, name, value):
             return "KeyError"
         return "ValueError" if value.grad_fn is not None else "parameter"
     if params is not None and name in params:
-        return "TypeError"
+        return "parameter" if value is None else "TypeError"
     if isinstance(value, nn.Module):
         return "submodule" if modules is not None else "AttributeError"
     if modules is not None and name in modules:
-        return "TypeError"
+        return "submodule" if value is None else "TypeError"
     if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if not isinstance(value, torch.Tensor):
+        if value is not None and not isinstance(value, torch.Tensor):
             return "TypeError"
         if buffers is None:
             return "AttributeError"
@@ -53,198 +49,94 @@ PREDICT_IGNORES_NONE = '''def predict_setattr(module, name, value):
         return "AttributeError"
     return "attribute"
 '''
+
+# Treats None as "nothing to register" and calls it a plain attribute. The visible cell assigns no None, so it
+# passes; the hidden cases put None on parameter, buffer and submodule names, which keep their slots.
+PREDICT_IGNORES_NONE = SOLUTION.edited_answer(_PREDICT_RIGHT, '''
+     """Say what setattr(module, name, value) would do, without doing it."""
++    if value is None:
++        return "attribute"  # None is not a tensor or a module: nothing to register
+@@
+-        return "parameter" if value is None else "TypeError"
++        return "TypeError"
+@@
+-        return "submodule" if value is None else "TypeError"
++        return "TypeError"
+@@
+-        if value is not None and not isinstance(value, torch.Tensor):
++        if not isinstance(value, torch.Tensor):
+''')
 
 # Tests "is the value a Module?" before the guard on parameter names, so a module assigned to the name of a
 # parameter becomes a "submodule" instead of the TypeError. The visible cell has no such case.
-PREDICT_MODULE_BEFORE_PARAMETER = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
-    bad_name = name == "" or "." in name
-    on_class = any(name in vars(klass) for klass in type(module).__mro__)
-    if isinstance(value, nn.Module):
-        return "submodule" if modules is not None else "AttributeError"
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"
-        if bad_name or (name not in params and on_class):
-            return "KeyError"
-        return "ValueError" if value.grad_fn is not None else "parameter"
-    if params is not None and name in params:
-        return "parameter" if value is None else "TypeError"
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return "TypeError"
-        if buffers is None:
-            return "AttributeError"
-        if bad_name or (name not in buffers and hasattr(module, name)):
-            return "KeyError"
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    found = getattr(type(module), name, None)
-    if isinstance(found, property) and found.fset is None:
-        return "AttributeError"
-    return "attribute"
-'''
+PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+     on_class = any(name in vars(klass) for klass in type(module).__mro__)
++    if isinstance(value, nn.Module):
++        return "submodule" if modules is not None else "AttributeError"
+@@
+-    if isinstance(value, nn.Module):
+-        return "submodule" if modules is not None else "AttributeError"
+""")
+
+SOLUTION.student("predict_module_before_parameter", {"predict_setattr": PREDICT_MODULE_BEFORE_PARAMETER},
+                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 3})
 
 # Enters the buffer branch only for an nn.Buffer value: a plain tensor (or None) assigned to the name of an
 # existing buffer is predicted to be a plain attribute, but it replaces the buffer.
-PREDICT_FORGETS_BUFFER_NAME = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
-    bad_name = name == "" or "." in name
-    on_class = any(name in vars(klass) for klass in type(module).__mro__)
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"
-        if bad_name or (name not in params and on_class):
-            return "KeyError"
-        return "ValueError" if value.grad_fn is not None else "parameter"
-    if params is not None and name in params:
-        return "parameter" if value is None else "TypeError"
-    if isinstance(value, nn.Module):
-        return "submodule" if modules is not None else "AttributeError"
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    if isinstance(value, nn.Buffer):
-        if buffers is None:
-            return "AttributeError"
-        if bad_name or (name not in buffers and hasattr(module, name)):
-            return "KeyError"
-        return "buffer" if value.persistent else "non-persistent buffer"
-    found = getattr(type(module), name, None)
-    if isinstance(found, property) and found.fset is None:
-        return "AttributeError"
-    return "attribute"
-'''
+PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
+-        if value is not None and not isinstance(value, torch.Tensor):
+-            return "TypeError"
++    if isinstance(value, nn.Buffer):
+@@
+-        if isinstance(value, nn.Buffer):
+-            persistent = value.persistent
+-        else:
+-            persistent = name not in state["_non_persistent_buffers_set"]
+-        return "buffer" if persistent else "non-persistent buffer"
++        return "buffer" if value.persistent else "non-persistent buffer"
+""")
 
 # Knows that None keeps a parameter slot, but not that anything else on that name is refused: a tensor, an int
 # or a module assigned to a parameter's name falls through to the later branches.
-PREDICT_FORGETS_PARAMETER_TYPEERROR = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
-    bad_name = name == "" or "." in name
-    on_class = any(name in vars(klass) for klass in type(module).__mro__)
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"
-        if bad_name or (name not in params and on_class):
-            return "KeyError"
-        return "ValueError" if value.grad_fn is not None else "parameter"
-    if params is not None and name in params and value is None:
-        return "parameter"
-    if isinstance(value, nn.Module):
-        return "submodule" if modules is not None else "AttributeError"
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return "TypeError"
-        if buffers is None:
-            return "AttributeError"
-        if bad_name or (name not in buffers and hasattr(module, name)):
-            return "KeyError"
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    found = getattr(type(module), name, None)
-    if isinstance(found, property) and found.fset is None:
-        return "AttributeError"
-    return "attribute"
-'''
+PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+-    if params is not None and name in params:
+-        return "parameter" if value is None else "TypeError"
++    if params is not None and name in params and value is None:
++        return "parameter"
+""")
+
+SOLUTION.student("predict_forgets_parameter_typeerror", {"predict_setattr": PREDICT_FORGETS_PARAMETER_TYPEERROR},
+                 (0, 0, 0, 0))
 
 # Runs register_parameter's "already exists" check on the module as it is now, with hasattr. But the Parameter
 # branch first clears the name from __dict__, _buffers and _modules, so a Parameter over a plain attribute, a
 # buffer or a submodule is registered, not refused.
-PREDICT_HASATTR_BEFORE_CLEARING = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
-    bad_name = name == "" or "." in name
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"
-        if bad_name or (name not in params and hasattr(module, name)):
-            return "KeyError"
-        return "ValueError" if value.grad_fn is not None else "parameter"
-    if params is not None and name in params:
-        return "parameter" if value is None else "TypeError"
-    if isinstance(value, nn.Module):
-        return "submodule" if modules is not None else "AttributeError"
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return "TypeError"
-        if buffers is None:
-            return "AttributeError"
-        if bad_name or (name not in buffers and hasattr(module, name)):
-            return "KeyError"
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    found = getattr(type(module), name, None)
-    if isinstance(found, property) and found.fset is None:
-        return "AttributeError"
-    return "attribute"
-'''
+PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+-    on_class = any(name in vars(klass) for klass in type(module).__mro__)
+@@
+-        if bad_name or (name not in params and on_class):
++        if bad_name or (name not in params and hasattr(module, name)):
+""")
+
+SOLUTION.student("predict_hasattr_before_clearing", {"predict_setattr": PREDICT_HASATTR_BEFORE_CLEARING},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 2})
 
 # Takes a buffer's persistence from the module's non-persistent set even when the value carries an nn.Buffer
 # tag, whose own `persistent` wins.
-PREDICT_PERSISTENCE_FROM_SET = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
-    bad_name = name == "" or "." in name
-    on_class = any(name in vars(klass) for klass in type(module).__mro__)
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"
-        if bad_name or (name not in params and on_class):
-            return "KeyError"
-        return "ValueError" if value.grad_fn is not None else "parameter"
-    if params is not None and name in params:
-        return "parameter" if value is None else "TypeError"
-    if isinstance(value, nn.Module):
-        return "submodule" if modules is not None else "AttributeError"
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return "TypeError"
-        if buffers is None:
-            return "AttributeError"
-        if bad_name or (name not in buffers and hasattr(module, name)):
-            return "KeyError"
-        if name in state["_non_persistent_buffers_set"]:
-            return "non-persistent buffer"
-        return "buffer"
-    found = getattr(type(module), name, None)
-    if isinstance(found, property) and found.fset is None:
-        return "AttributeError"
-    return "attribute"
-'''
+PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+-        if isinstance(value, nn.Buffer):
+-            persistent = value.persistent
+-        else:
+-            persistent = name not in state["_non_persistent_buffers_set"]
+-        return "buffer" if persistent else "non-persistent buffer"
++        if name in state["_non_persistent_buffers_set"]:
++            return "non-persistent buffer"
++        return "buffer"
+""")
+
+SOLUTION.student("predict_persistence_from_set", {"predict_setattr": PREDICT_PERSISTENCE_FROM_SET},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 5})
 
 # Does not reason at all: tries the assignment on a deep copy. The visible Probe refuses to be copied.
 PREDICT_SETATTR_ON_DEEPCOPY = '''import copy
@@ -270,331 +162,121 @@ def predict_setattr(module, name, value):
 # The same trial, better hidden: a twin built by hand (no copy protocol) and nn.Module.__setattr__ called
 # directly (so Probe.__setattr__ counts nothing). It passes the visible cell; the hidden cell watches
 # nn.Module.__setattr__ itself.
-PREDICT_SETATTR_ON_BARE_TWIN = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    twin = object.__new__(type(module))
-    for key, item in vars(module).items():
-        vars(twin)[key] = type(item)(item) if isinstance(item, (dict, set)) else item
-    try:
-        nn.Module.__setattr__(twin, name, value)
-    except Exception as error:
-        return type(error).__name__
-    state = vars(twin)
-    if name in state.get("_parameters", {}):
-        return "parameter"
-    if name in state.get("_buffers", {}):
-        return "non-persistent buffer" if name in state["_non_persistent_buffers_set"] else "buffer"
-    if name in state.get("_modules", {}):
-        return "submodule"
-    return "attribute"
-'''
+PREDICT_SETATTR_ON_BARE_TWIN = SOLUTION.edited_answer(PREDICT_SETATTR_ON_DEEPCOPY, """
+-import copy
+-
+-
+@@
+-    twin = copy.deepcopy(module)
++    twin = object.__new__(type(module))
++    for key, item in vars(module).items():
++        vars(twin)[key] = type(item)(item) if isinstance(item, (dict, set)) else item
+@@
+-        setattr(twin, name, value)
++        nn.Module.__setattr__(twin, name, value)
+""")
+
+SOLUTION.student("predict_setattr_on_bare_twin", {"predict_setattr": PREDICT_SETATTR_ON_BARE_TWIN},
+                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 8})
 
 # Reasons right, but returns the exception class itself (KeyError) where the contract asks for its name
 # ("KeyError").
-PREDICT_RETURNS_EXCEPTION_CLASS = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
+PREDICT_RETURNS_EXCEPTION_CLASS = SOLUTION.edited("predict_setattr", """
+-            return "AttributeError"  # cannot assign parameters before Module.__init__() call
++            return AttributeError  # cannot assign parameters before Module.__init__() call
+         if bad_name(name):
+-            return "KeyError"
++            return KeyError
+@@
+-            return "KeyError"  # attribute 'name' already exists
++            return KeyError  # attribute 'name' already exists
+@@
+-            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
++            return ValueError  # cannot assign a non-leaf tensor to a parameter
+@@
+-        return "parameter" if value is None else "TypeError"
++        return "parameter" if value is None else TypeError
+@@
+-        return "AttributeError" if modules is None else "submodule"
++        return AttributeError if modules is None else "submodule"
+@@
+-        return "submodule" if value is None else "TypeError"
++        return "submodule" if value is None else TypeError
+@@
+-            return "TypeError"
++            return TypeError
+@@
+-            return "AttributeError"  # cannot assign buffer before Module.__init__() call
++            return AttributeError  # cannot assign buffer before Module.__init__() call
+         if bad_name(name):
+-            return "KeyError"
++            return KeyError
+@@
+-            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
++            return KeyError  # attribute 'name' already exists (nothing was cleared first)
+@@
+-                return "AttributeError"  # a property without a setter
++                return AttributeError  # a property without a setter
+""")
 
-    def on_class(attr):
-        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
-        return any(attr in vars(klass) for klass in type(module).__mro__)
-
-    def bad_name(attr):
-        return "." in attr or attr == ""
-
-    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return AttributeError  # cannot assign parameters before Module.__init__() call
-        if bad_name(name):
-            return KeyError
-        if name not in params and on_class(name):
-            return KeyError  # attribute 'name' already exists
-        if value.grad_fn is not None:
-            return ValueError  # cannot assign a non-leaf tensor to a parameter
-        return "parameter"
-    # 2. The name of a parameter slot: only None may go there, and the slot stays.
-    if params is not None and name in params:
-        return "parameter" if value is None else TypeError
-    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
-    if isinstance(value, nn.Module):
-        return AttributeError if modules is None else "submodule"
-    # 4. The name of a child-module slot: only None may go there.
-    if modules is not None and name in modules:
-        return "submodule" if value is None else TypeError
-    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return TypeError
-        if buffers is None:
-            return AttributeError  # cannot assign buffer before Module.__init__() call
-        if bad_name(name):
-            return KeyError
-        if name not in buffers and hasattr(module, name):
-            return KeyError  # attribute 'name' already exists (nothing was cleared first)
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
-    for klass in type(module).__mro__:
-        if name in vars(klass):
-            attr = vars(klass)[name]
-            if isinstance(attr, property) and attr.fset is None:
-                return AttributeError  # a property without a setter
-            break
-    return "attribute"
-'''
+SOLUTION.student("predict_returns_exception_class", {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 1})
 
 # Checks the names already registered (parameter, submodule, buffer) before looking at a Module value: a module
 # assigned to a submodule's or a buffer's name is predicted refused (TypeError), but the Module branch comes
 # first and replaces it.
-PREDICT_BUFFER_NAME_BEFORE_MODULE = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
+PREDICT_BUFFER_NAME_BEFORE_MODULE = SOLUTION.edited("predict_setattr", """
+-    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
+-    if isinstance(value, nn.Module):
+-        return "AttributeError" if modules is None else "submodule"
+@@
+         return "buffer" if persistent else "non-persistent buffer"
++    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
++    if isinstance(value, nn.Module):
++        return "AttributeError" if modules is None else "submodule"
+""")
 
-    def on_class(attr):
-        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
-        return any(attr in vars(klass) for klass in type(module).__mro__)
-
-    def bad_name(attr):
-        return "." in attr or attr == ""
-
-    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"  # cannot assign parameters before Module.__init__() call
-        if bad_name(name):
-            return "KeyError"
-        if name not in params and on_class(name):
-            return "KeyError"  # attribute 'name' already exists
-        if value.grad_fn is not None:
-            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
-        return "parameter"
-    # 2. The name of a parameter slot: only None may go there, and the slot stays.
-    if params is not None and name in params:
-        return "parameter" if value is None else "TypeError"
-    # 4. The name of a child-module slot: only None may go there.
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return "TypeError"
-        if buffers is None:
-            return "AttributeError"  # cannot assign buffer before Module.__init__() call
-        if bad_name(name):
-            return "KeyError"
-        if name not in buffers and hasattr(module, name):
-            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
-    if isinstance(value, nn.Module):
-        return "AttributeError" if modules is None else "submodule"
-    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
-    for klass in type(module).__mro__:
-        if name in vars(klass):
-            attr = vars(klass)[name]
-            if isinstance(attr, property) and attr.fset is None:
-                return "AttributeError"  # a property without a setter
-            break
-    return "attribute"
-'''
+SOLUTION.student("predict_buffer_name_before_module", {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 4})
 
 # Looks for the nearest property in the MRO and skips whatever else the classes define: a subclass's class attribute
 # that hides a base class's property without a setter is predicted to refuse the assignment (AttributeError), but
 # object.__setattr__ sees the class attribute first, which is no descriptor, and stores the value.
-PREDICT_FIRST_PROPERTY_IN_MRO = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
+PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited("predict_setattr", """
+-        if name in vars(klass):
+-            attr = vars(klass)[name]
+-            if isinstance(attr, property) and attr.fset is None:
+-                return "AttributeError"  # a property without a setter
+-            break
++        attr = vars(klass).get(name)
++        if isinstance(attr, property):  # the nearest property decides
++            return "attribute" if attr.fset is not None else "AttributeError"
+""")
 
-    def on_class(attr):
-        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
-        return any(attr in vars(klass) for klass in type(module).__mro__)
-
-    def bad_name(attr):
-        return "." in attr or attr == ""
-
-    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"  # cannot assign parameters before Module.__init__() call
-        if bad_name(name):
-            return "KeyError"
-        if name not in params and on_class(name):
-            return "KeyError"  # attribute 'name' already exists
-        if value.grad_fn is not None:
-            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
-        return "parameter"
-    # 2. The name of a parameter slot: only None may go there, and the slot stays.
-    if params is not None and name in params:
-        return "parameter" if value is None else "TypeError"
-    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
-    if isinstance(value, nn.Module):
-        return "AttributeError" if modules is None else "submodule"
-    # 4. The name of a child-module slot: only None may go there.
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return "TypeError"
-        if buffers is None:
-            return "AttributeError"  # cannot assign buffer before Module.__init__() call
-        if bad_name(name):
-            return "KeyError"
-        if name not in buffers and hasattr(module, name):
-            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    # 6. Everything else: object.__setattr__, which honours the properties found on the class.
-    for klass in type(module).__mro__:
-        attr = vars(klass).get(name)
-        if isinstance(attr, property):  # the nearest property decides
-            return "attribute" if attr.fset is not None else "AttributeError"
-    return "attribute"
-'''
+SOLUTION.student("predict_first_property_in_mro", {"predict_setattr": PREDICT_FIRST_PROPERTY_IN_MRO}, (2, 0, 0, 0))
 
 # Takes every property for read-only: a property with a setter is predicted to refuse the assignment
 # (AttributeError), but object.__setattr__ calls its setter.
-PREDICT_EVERY_PROPERTY_READ_ONLY = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
+PREDICT_EVERY_PROPERTY_READ_ONLY = SOLUTION.edited("predict_setattr", """
+-            if isinstance(attr, property) and attr.fset is None:
++            if isinstance(attr, property):
+""")
 
-    def on_class(attr):
-        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
-        return any(attr in vars(klass) for klass in type(module).__mro__)
-
-    def bad_name(attr):
-        return "." in attr or attr == ""
-
-    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"  # cannot assign parameters before Module.__init__() call
-        if bad_name(name):
-            return "KeyError"
-        if name not in params and on_class(name):
-            return "KeyError"  # attribute 'name' already exists
-        if value.grad_fn is not None:
-            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
-        return "parameter"
-    # 2. The name of a parameter slot: only None may go there, and the slot stays.
-    if params is not None and name in params:
-        return "parameter" if value is None else "TypeError"
-    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
-    if isinstance(value, nn.Module):
-        return "AttributeError" if modules is None else "submodule"
-    # 4. The name of a child-module slot: only None may go there.
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return "TypeError"
-        if buffers is None:
-            return "AttributeError"  # cannot assign buffer before Module.__init__() call
-        if bad_name(name):
-            return "KeyError"
-        if name not in buffers and hasattr(module, name):
-            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
-    for klass in type(module).__mro__:
-        if name in vars(klass):
-            attr = vars(klass)[name]
-            if isinstance(attr, property):
-                return "AttributeError"  # a property without a setter
-            break
-    return "attribute"
-'''
+SOLUTION.student("predict_every_property_read_only", {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
+                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 6})
 
 # Right predictions, but mimics the Parameter branch's clearing on the module itself: a Parameter
 # assigned over a plain attribute, a buffer or a submodule removes that entry from the real module.
-PREDICT_CLEARS_FOR_REAL = '''def predict_setattr(module, name, value):
-    """Say what setattr(module, name, value) would do, without doing it."""
-    state = vars(module)
-    params = state.get("_parameters")
-    buffers = state.get("_buffers")
-    modules = state.get("_modules")
+PREDICT_CLEARS_FOR_REAL = SOLUTION.edited("predict_setattr", """
+             return "AttributeError"  # cannot assign parameters before Module.__init__() call
+         if bad_name(name):
+             return "KeyError"
++        for registry in (state, buffers, modules):  # the Parameter branch clears the name everywhere else first
++            registry.pop(name, None)
+""")
 
-    def on_class(attr):
-        # hasattr(module, attr) once attr is gone from __dict__ and the registries: only the class can supply it.
-        return any(attr in vars(klass) for klass in type(module).__mro__)
-
-    def bad_name(attr):
-        return "." in attr or attr == ""
-
-    # 1. A Parameter value: clear name from __dict__, buffers and modules, then register_parameter.
-    if isinstance(value, nn.Parameter):
-        if params is None:
-            return "AttributeError"  # cannot assign parameters before Module.__init__() call
-        if bad_name(name):
-            return "KeyError"
-        for registry in (state, buffers, modules):  # the Parameter branch clears the name everywhere else first
-            registry.pop(name, None)
-        if name not in params and on_class(name):
-            return "KeyError"  # attribute 'name' already exists
-        if value.grad_fn is not None:
-            return "ValueError"  # cannot assign a non-leaf tensor to a parameter
-        return "parameter"
-    # 2. The name of a parameter slot: only None may go there, and the slot stays.
-    if params is not None and name in params:
-        return "parameter" if value is None else "TypeError"
-    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
-    if isinstance(value, nn.Module):
-        return "AttributeError" if modules is None else "submodule"
-    # 4. The name of a child-module slot: only None may go there.
-    if modules is not None and name in modules:
-        return "submodule" if value is None else "TypeError"
-    # 5. An nn.Buffer value, or the name of an existing buffer: register_buffer.
-    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
-        if value is not None and not isinstance(value, torch.Tensor):
-            return "TypeError"
-        if buffers is None:
-            return "AttributeError"  # cannot assign buffer before Module.__init__() call
-        if bad_name(name):
-            return "KeyError"
-        if name not in buffers and hasattr(module, name):
-            return "KeyError"  # attribute 'name' already exists (nothing was cleared first)
-        if isinstance(value, nn.Buffer):
-            persistent = value.persistent
-        else:
-            persistent = name not in state["_non_persistent_buffers_set"]
-        return "buffer" if persistent else "non-persistent buffer"
-    # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
-    for klass in type(module).__mro__:
-        if name in vars(klass):
-            attr = vars(klass)[name]
-            if isinstance(attr, property) and attr.fset is None:
-                return "AttributeError"  # a property without a setter
-            break
-    return "attribute"
-'''
+SOLUTION.student("predict_clears_for_real", {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 7})
 
 # A correct part 1, organised around "which registry holds the name now".
 PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
@@ -642,268 +324,6 @@ PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
 # Part 2: find_unregistered_tensors
 # ---------------------------------------------------------------------------------------------------------
 
-# Walks the right entries but reads each value back through getattr(submodule, name): same values on ordinary
-# modules (so the visible cell passes), but it runs the module's attribute machinery, which the hidden
-# Watched modules record.
-FIND_WITH_GETATTR = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):
-            found.append(where)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    for prefix, submodule in module.named_modules():
-        for name in vars(submodule):
-            if name not in slots:
-                visit(getattr(submodule, name), f"{prefix}.{name}" if prefix else name)
-    return sorted(found)
-'''
-
-# Decides "registered" by what state_dict() saves: every buffer is collected, and the non-persistent ones
-# (never saved) come out as unregistered although they are in _buffers.
-FIND_NON_PERSISTENT_AS_UNREGISTERED = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    saved = set(module.state_dict())
-    slots = set(vars(nn.Module()))
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):
-            found.append(where)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    for prefix, submodule in module.named_modules():
-        qualified = (lambda name: f"{prefix}.{name}") if prefix else (lambda name: name)
-        for name, buffer in vars(submodule)["_buffers"].items():
-            if buffer is not None:
-                found.append(qualified(name))
-        for name, item in vars(submodule).items():
-            if name not in slots:
-                visit(item, qualified(name))
-    return sorted(name for name in found if name not in saved)
-'''
-
-# named_modules(remove_duplicate=False): a shared submodule is reported once per name it is registered under.
-FIND_SHARED_UNDER_EVERY_NAME = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):
-            found.append(where)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    for prefix, submodule in module.named_modules(remove_duplicate=False):
-        for name, item in vars(submodule).items():
-            if name not in slots:
-                visit(item, f"{prefix}.{name}" if prefix else name)
-    return sorted(found)
-'''
-
-# Walks the tree level by level: each module is visited once, but a shared submodule gets the first name a
-# breadth-first walk reaches, not the first name named_modules() (depth-first) gives it.
-FIND_BREADTH_FIRST = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))
-    found, seen = [], set()
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):
-            found.append(where)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    queue = [("", module)]
-    while queue:
-        prefix, current = queue.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        for name, item in vars(current).items():
-            if name not in slots:
-                visit(item, f"{prefix}.{name}" if prefix else name)
-        for name, child in vars(current)["_modules"].items():
-            if child is not None:
-                queue.append((f"{prefix}.{name}" if prefix else name, child))
-    return sorted(found)
-'''
-
-# Also walks the plain attributes of modules found inside lists and dicts, which the contract excludes.
-FIND_WALKS_MODULES_IN_LISTS = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):
-            found.append(where)
-        elif isinstance(item, nn.Module):
-            for name, inner in vars(item).items():
-                if name not in slots:
-                    visit(inner, f"{where}.{name}")
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    for prefix, submodule in module.named_modules():
-        for name, item in vars(submodule).items():
-            if name not in slots:
-                visit(item, f"{prefix}.{name}" if prefix else name)
-    return sorted(found)
-'''
-
-# Writes every dict key between quotes by hand instead of using repr: 7 becomes '7'.
-FIND_QUOTES_KEYS_BY_HAND = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):
-            found.append(where)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}['{key}']")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    for prefix, submodule in module.named_modules():
-        for name, item in vars(submodule).items():
-            if name not in slots:
-                visit(item, f"{prefix}.{name}" if prefix else name)
-    return sorted(found)
-'''
-
-# Compares exact types: misses OrderedDicts and named tuples, which the contract includes. The visible cell
-# holds only plain dicts, lists and tuples.
-FIND_EXACT_TYPES = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))
-    found = []
-
-    def visit(item, where):
-        if type(item) in (torch.Tensor, nn.Parameter):
-            found.append(where)
-        elif type(item) is dict:
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif type(item) in (list, tuple):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    for prefix, submodule in module.named_modules():
-        for name, item in vars(submodule).items():
-            if name not in slots:
-                visit(item, f"{prefix}.{name}" if prefix else name)
-    return sorted(found)
-'''
-
-# Leaves out every tensor object that is also registered somewhere (a list holding the module's own weight):
-# the contract counts places, not objects.
-FIND_SKIPS_REGISTERED_OBJECTS = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))
-    registered = {id(tensor) for tensor in module.parameters()} | {id(tensor) for tensor in module.buffers()}
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):
-            if id(item) not in registered:
-                found.append(where)
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    for prefix, submodule in module.named_modules():
-        for name, item in vars(submodule).items():
-            if name not in slots:
-                visit(item, f"{prefix}.{name}" if prefix else name)
-    return sorted(found)
-'''
-
-# Finds the right places but returns them in the order it met them, not sorted with sorted().
-FIND_UNSORTED = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))  # the 17 names nn.Module.__init__ writes: registries, hook tables, flags
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):  # Parameters and nn.Buffer-tagged tensors included
-            found.append(where)
-        elif isinstance(item, nn.Module):
-            return  # a module held outside _modules is not walked
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    # named_modules() follows _modules only, yields a shared submodule once, and skips None entries.
-    for prefix, submodule in module.named_modules():
-        for name, item in vars(submodule).items():  # vars(): no getattr, no property, no __getattr__
-            if name not in slots:
-                visit(item, f"{prefix}.{name}" if prefix else name)
-    return found
-'''
-
-# Takes every name that starts with an underscore for a slot: a plain attribute such as `_buffers_old`
-# or `_cache` is never looked into.
-FIND_SKIPS_PRIVATE_NAMES = '''def find_unregistered_tensors(module):
-    """Sorted qualified names of the tensors that the module tree holds outside its registries."""
-    slots = set(vars(nn.Module()))  # the 17 names nn.Module.__init__ writes: registries, hook tables, flags
-    found = []
-
-    def visit(item, where):
-        if isinstance(item, torch.Tensor):  # Parameters and nn.Buffer-tagged tensors included
-            found.append(where)
-        elif isinstance(item, nn.Module):
-            return  # a module held outside _modules is not walked
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                visit(inner, f"{where}[{key!r}]")
-        elif isinstance(item, (list, tuple)):
-            for index, inner in enumerate(item):
-                visit(inner, f"{where}[{index}]")
-
-    # named_modules() follows _modules only, yields a shared submodule once, and skips None entries.
-    for prefix, submodule in module.named_modules():
-        for name, item in vars(submodule).items():  # vars(): no getattr, no property, no __getattr__
-            if not name.startswith("_"):  # the slots are the private names
-                visit(item, f"{prefix}.{name}" if prefix else name)
-    return sorted(found)
-'''
-
 # A correct part 2: its own depth-first walk over _modules with a set of visited modules.
 FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
     """Sorted qualified names of the tensors that the module tree holds outside its registries."""
@@ -938,107 +358,163 @@ FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
     return names
 '''
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "predict_ignores_none": {
-        "predict_setattr": PREDICT_IGNORES_NONE,
-        "find_unregistered_tensors": FIND_CORRECT_OWN_WALK,
-    },
-    "predict_module_before_parameter": {"predict_setattr": PREDICT_MODULE_BEFORE_PARAMETER},
-    "predict_forgets_buffer_name": {
-        "predict_setattr": PREDICT_FORGETS_BUFFER_NAME,
-        "find_unregistered_tensors": FIND_WITH_GETATTR,
-    },
-    "predict_forgets_parameter_typeerror": {"predict_setattr": PREDICT_FORGETS_PARAMETER_TYPEERROR},
-    "predict_hasattr_before_clearing": {"predict_setattr": PREDICT_HASATTR_BEFORE_CLEARING},
-    "predict_persistence_from_set": {"predict_setattr": PREDICT_PERSISTENCE_FROM_SET},
-    "predict_setattr_on_deepcopy": {
-        "predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY,
-        "find_unregistered_tensors": FIND_CORRECT_OWN_WALK,
-    },
-    "predict_setattr_on_bare_twin": {"predict_setattr": PREDICT_SETATTR_ON_BARE_TWIN},
-    "predict_returns_exception_class": {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
-    "predict_buffer_name_before_module": {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
-    "predict_every_property_read_only": {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
-    "predict_clears_for_real": {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
-    "predict_first_property_in_mro": {"predict_setattr": PREDICT_FIRST_PROPERTY_IN_MRO},
-    "find_unsorted": {"find_unregistered_tensors": FIND_UNSORTED},
-    "find_skips_private_names": {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
-    "find_with_getattr": {
-        "predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
-        "find_unregistered_tensors": FIND_WITH_GETATTR,
-    },
-    "find_non_persistent_as_unregistered": {"find_unregistered_tensors": FIND_NON_PERSISTENT_AS_UNREGISTERED},
-    "find_shared_under_every_name": {"find_unregistered_tensors": FIND_SHARED_UNDER_EVERY_NAME},
-    "find_breadth_first": {"find_unregistered_tensors": FIND_BREADTH_FIRST},
-    "find_walks_modules_in_lists": {"find_unregistered_tensors": FIND_WALKS_MODULES_IN_LISTS},
-    "find_quotes_keys_by_hand": {"find_unregistered_tensors": FIND_QUOTES_KEYS_BY_HAND},
-    "find_exact_types": {"find_unregistered_tensors": FIND_EXACT_TYPES},
-    "find_skips_registered_objects": {"find_unregistered_tensors": FIND_SKIPS_REGISTERED_OBJECTS},
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-    "alternative_correct": {
-        "predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
-        "find_unregistered_tensors": FIND_CORRECT_OWN_WALK,
-    },
-}
+SOLUTION.student("predict_ignores_none",
+                 {"predict_setattr": PREDICT_IGNORES_NONE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+                 (2, 0, 2, 4))
+SOLUTION.student("predict_setattr_on_deepcopy",
+                 {"predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+                 (0, 0, 2, 4))
+SOLUTION.control("alternative_correct", {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
+                                         "find_unregistered_tensors": FIND_CORRECT_OWN_WALK})
 
+# The solution without its branch for a module met outside _modules (visit does nothing with one either way):
+# right in every respect, the text the find_unregistered_tensors mistakes below change, not a student's.
+_FIND_RIGHT = SOLUTION.edited("find_unregistered_tensors", """
+-        elif isinstance(item, nn.Module):
+-            return  # a module held outside _modules is not walked
+""")
 
-def _points(predict_visible, predict_hidden, find_visible, find_hidden):
-    return {
-        "test_predict_setattr_visible": predict_visible,
-        "test_predict_setattr_hidden": predict_hidden,
-        "test_find_unregistered_tensors_visible": find_visible,
-        "test_find_unregistered_tensors_hidden": find_hidden,
-    }
+# Walks the right entries but reads each value back through getattr(submodule, name): same values on ordinary
+# modules (so the visible cell passes), but it runs the module's attribute machinery, which the hidden
+# Watched modules record.
+FIND_WITH_GETATTR = SOLUTION.edited_answer(_FIND_RIGHT, """
+-        for name, item in vars(submodule).items():  # vars(): no getattr, no property, no __getattr__
++        for name in vars(submodule):
+@@
+-                visit(item, f"{prefix}.{name}" if prefix else name)
++                visit(getattr(submodule, name), f"{prefix}.{name}" if prefix else name)
+""")
 
+SOLUTION.student("predict_forgets_buffer_name",
+                 {"predict_setattr": PREDICT_FORGETS_BUFFER_NAME, "find_unregistered_tensors": FIND_WITH_GETATTR},
+                 (0, 0, 2, 0))
+SOLUTION.student("find_with_getattr",
+                 {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND, "find_unregistered_tensors": FIND_WITH_GETATTR},
+                 (2, 4, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 7})
 
-# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
-EXPECTED = {
-    "predict_ignores_none": _points(2, 0, 2, 4),
-    "predict_module_before_parameter": _points(2, 0, 0, 0),
-    "predict_forgets_buffer_name": _points(0, 0, 2, 0),
-    "predict_forgets_parameter_typeerror": _points(0, 0, 0, 0),
-    "predict_hasattr_before_clearing": _points(0, 0, 0, 0),
-    "predict_persistence_from_set": _points(0, 0, 0, 0),
-    "predict_setattr_on_deepcopy": _points(0, 0, 2, 4),
-    "predict_setattr_on_bare_twin": _points(2, 0, 0, 0),
-    "find_with_getattr": _points(2, 4, 2, 0),
-    "find_non_persistent_as_unregistered": _points(0, 0, 0, 0),
-    "find_shared_under_every_name": _points(0, 0, 2, 0),
-    "find_breadth_first": _points(0, 0, 2, 0),
-    "find_walks_modules_in_lists": _points(0, 0, 0, 0),
-    "find_quotes_keys_by_hand": _points(0, 0, 0, 0),
-    "find_exact_types": _points(0, 0, 2, 0),
-    "find_skips_registered_objects": _points(0, 0, 2, 0),
-    "predict_returns_exception_class": _points(0, 0, 0, 0),
-    "predict_buffer_name_before_module": _points(0, 0, 0, 0),
-    "predict_every_property_read_only": _points(2, 0, 0, 0),
-    "predict_clears_for_real": _points(0, 0, 0, 0),
-    "predict_first_property_in_mro": _points(2, 0, 0, 0),
-    "find_unsorted": _points(0, 0, 0, 0),
-    "find_skips_private_names": _points(0, 0, 2, 0),
-    "alternative_correct": _points(2, 4, 2, 4),
-}
+# Decides "registered" by what state_dict() saves: every buffer is collected, and the non-persistent ones
+# (never saved) come out as unregistered although they are in _buffers.
+FIND_NON_PERSISTENT_AS_UNREGISTERED = SOLUTION.edited_answer(_FIND_RIGHT, '''
+     """Sorted qualified names of the tensors that the module tree holds outside its registries."""
++    saved = set(module.state_dict())
+@@
+     for prefix, submodule in module.named_modules():
++        qualified = (lambda name: f"{prefix}.{name}") if prefix else (lambda name: name)
++        for name, buffer in vars(submodule)["_buffers"].items():
++            if buffer is not None:
++                found.append(qualified(name))
+@@
+-                visit(item, f"{prefix}.{name}" if prefix else name)
+-    return sorted(found)
++                visit(item, qualified(name))
++    return sorted(name for name in found if name not in saved)
+''')
 
-# test grade_id -> {clause of the part's contract: the scripted student whose answer breaks that clause alone}.
-BREAKS = {
-    "test_predict_setattr_hidden": {
-        1: "predict_returns_exception_class",
-        2: "predict_hasattr_before_clearing",
-        3: "predict_module_before_parameter",
-        4: "predict_buffer_name_before_module",
-        5: "predict_persistence_from_set",
-        6: "predict_every_property_read_only",
-        7: "predict_clears_for_real",
-        8: "predict_setattr_on_bare_twin",
-    },
-    "test_find_unregistered_tensors_hidden": {
-        1: "find_unsorted",
-        2: "find_breadth_first",
-        3: "find_skips_private_names",
-        4: "find_exact_types",
-        5: "find_quotes_keys_by_hand",
-        6: "find_skips_registered_objects",
-        7: "find_with_getattr",
-    },
-}
+SOLUTION.student("find_non_persistent_as_unregistered",
+                 {"find_unregistered_tensors": FIND_NON_PERSISTENT_AS_UNREGISTERED},
+                 (0, 0, 0, 0))
+
+# named_modules(remove_duplicate=False): a shared submodule is reported once per name it is registered under.
+FIND_SHARED_UNDER_EVERY_NAME = SOLUTION.edited_answer(_FIND_RIGHT, """
+-    for prefix, submodule in module.named_modules():
++    for prefix, submodule in module.named_modules(remove_duplicate=False):
+""")
+
+SOLUTION.student("find_shared_under_every_name", {"find_unregistered_tensors": FIND_SHARED_UNDER_EVERY_NAME},
+                 (0, 0, 2, 0))
+
+# Walks the tree level by level: each module is visited once, but a shared submodule gets the first name a
+# breadth-first walk reaches, not the first name named_modules() (depth-first) gives it.
+FIND_BREADTH_FIRST = SOLUTION.edited_answer(_FIND_RIGHT, """
+-    found = []
++    found, seen = [], set()
+@@
+-    for prefix, submodule in module.named_modules():
+-        for name, item in vars(submodule).items():  # vars(): no getattr, no property, no __getattr__
++    queue = [("", module)]
++    while queue:
++        prefix, current = queue.pop(0)
++        if id(current) in seen:
++            continue
++        seen.add(id(current))
++        for name, item in vars(current).items():
+@@
+                 visit(item, f"{prefix}.{name}" if prefix else name)
++        for name, child in vars(current)["_modules"].items():
++            if child is not None:
++                queue.append((f"{prefix}.{name}" if prefix else name, child))
+""")
+
+SOLUTION.student("find_breadth_first", {"find_unregistered_tensors": FIND_BREADTH_FIRST},
+                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 2})
+
+# Also walks the plain attributes of modules found inside lists and dicts, which the contract excludes.
+FIND_WALKS_MODULES_IN_LISTS = SOLUTION.edited("find_unregistered_tensors", """
+-            return  # a module held outside _modules is not walked
++            for name, inner in vars(item).items():
++                if name not in slots:
++                    visit(inner, f"{where}.{name}")
+""")
+
+SOLUTION.student("find_walks_modules_in_lists", {"find_unregistered_tensors": FIND_WALKS_MODULES_IN_LISTS},
+                 (0, 0, 0, 0))
+
+# Writes every dict key between quotes by hand instead of using repr: 7 becomes '7'.
+FIND_QUOTES_KEYS_BY_HAND = SOLUTION.edited_answer(_FIND_RIGHT, """
+-                visit(inner, f"{where}[{key!r}]")
++                visit(inner, f"{where}['{key}']")
+""")
+
+SOLUTION.student("find_quotes_keys_by_hand", {"find_unregistered_tensors": FIND_QUOTES_KEYS_BY_HAND},
+                 (0, 0, 0, 0), breaks={"test_find_unregistered_tensors_hidden": 5})
+
+# Compares exact types: misses OrderedDicts and named tuples, which the contract includes. The visible cell
+# holds only plain dicts, lists and tuples.
+FIND_EXACT_TYPES = SOLUTION.edited_answer(_FIND_RIGHT, """
+-        if isinstance(item, torch.Tensor):  # Parameters and nn.Buffer-tagged tensors included
++        if type(item) in (torch.Tensor, nn.Parameter):
+@@
+-        elif isinstance(item, dict):
++        elif type(item) is dict:
+@@
+-        elif isinstance(item, (list, tuple)):
++        elif type(item) in (list, tuple):
+""")
+
+SOLUTION.student("find_exact_types", {"find_unregistered_tensors": FIND_EXACT_TYPES},
+                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 4})
+
+# Leaves out every tensor object that is also registered somewhere (a list holding the module's own weight):
+# the contract counts places, not objects.
+FIND_SKIPS_REGISTERED_OBJECTS = SOLUTION.edited_answer(_FIND_RIGHT, """
+     slots = set(vars(nn.Module()))  # the 17 names nn.Module.__init__ writes: registries, hook tables, flags
++    registered = {id(tensor) for tensor in module.parameters()} | {id(tensor) for tensor in module.buffers()}
+@@
+-            found.append(where)
++            if id(item) not in registered:
++                found.append(where)
+""")
+
+SOLUTION.student("find_skips_registered_objects", {"find_unregistered_tensors": FIND_SKIPS_REGISTERED_OBJECTS},
+                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 6})
+
+# Finds the right places but returns them in the order it met them, not sorted with sorted().
+FIND_UNSORTED = SOLUTION.edited("find_unregistered_tensors", """
+-    return sorted(found)
++    return found
+""")
+
+SOLUTION.student("find_unsorted", {"find_unregistered_tensors": FIND_UNSORTED},
+                 (0, 0, 0, 0), breaks={"test_find_unregistered_tensors_hidden": 1})
+
+# Takes every name that starts with an underscore for a slot: a plain attribute such as `_buffers_old`
+# or `_cache` is never looked into.
+FIND_SKIPS_PRIVATE_NAMES = SOLUTION.edited("find_unregistered_tensors", """
+-            if name not in slots:
++            if not name.startswith("_"):  # the slots are the private names
+""")
+
+SOLUTION.student("find_skips_private_names", {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
+                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 3})
+
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -1,19 +1,11 @@
-"""Synthetic wrong answers to exercise 4 and the points each graded cell must give them.
+"""Typical answers to exercise 4 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex04_persistence"
-
-
-def _variant(base: str, old: str, new: str) -> str:
-    """base with the one occurrence of old replaced by new (a student who got one step wrong)."""
-    if base.count(old) != 1:
-        raise ValueError(f"expected exactly one occurrence of {old!r}")
-    return base.replace(old, new)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_migrate_visible", "test_migrate_hidden",
+    "test_explain_visible", "test_explain_hidden"))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -43,6 +35,9 @@ MIGRATE_MUTATES_CALLER = '''def migrate_state_dict(state_dict, prefix, version):
         state_dict.pop(prefix + "steps", None)
     return dict(state_dict)
 '''
+
+SOLUTION.student("migration_mutates_caller", {"migrate_state_dict": MIGRATE_MUTATES_CALLER},
+                 (0, 0, 0, 0), breaks={"test_migrate_hidden": 5})
 
 # Hard-codes the top-level key names: right for a Standardizer that is the model itself, a no-op for
 # one nested inside a Sequential or a ModuleDict.
@@ -85,6 +80,9 @@ MIGRATE_DROPS_STEPS_ALWAYS = '''def migrate_state_dict(state_dict, prefix, versi
     return migrated
 '''
 
+SOLUTION.student("migration_drops_steps_always", {"migrate_state_dict": MIGRATE_DROPS_STEPS_ALWAYS},
+                 (2, 0, 0, 0), breaks={"test_migrate_hidden": 3})
+
 # Renames running_mean for version 1 only: a checkpoint that lost its metadata (version None) keeps running_mean.
 MIGRATE_RENAMES_ONLY_VERSION_1 = '''def migrate_state_dict(state_dict, prefix, version):
     """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
@@ -96,41 +94,50 @@ MIGRATE_RENAMES_ONLY_VERSION_1 = '''def migrate_state_dict(state_dict, prefix, v
     return migrated
 '''
 
+SOLUTION.student("migration_renames_only_version_1", {"migrate_state_dict": MIGRATE_RENAMES_ONLY_VERSION_1},
+                 (2, 0, 0, 0), breaks={"test_migrate_hidden": 1})
+
 # Treats version 2 as current ("release 2 already has mean"): a version-2 checkpoint keeps its steps.
-MIGRATE_SKIPS_VERSION_2 = '''def migrate_state_dict(state_dict, prefix, version):
-    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
-    migrated = OrderedDict(state_dict)
-    if version is None or version == 1:
-        if prefix + "running_mean" in migrated:
-            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
-        migrated.pop(prefix + "steps", None)
-    return migrated
-'''
+MIGRATE_SKIPS_VERSION_2 = SOLUTION.edited_answer(MIGRATE_DROPS_STEPS_ALWAYS, """
+-    migrated = dict(state_dict)
++    migrated = OrderedDict(state_dict)
+@@
+-    migrated.pop(prefix + "steps", None)  # steps is never loaded any more
++        migrated.pop(prefix + "steps", None)
+""")
+
+SOLUTION.student("migration_skips_version_2", {"migrate_state_dict": MIGRATE_SKIPS_VERSION_2},
+                 (0, 0, 0, 0), breaks={"test_migrate_hidden": 2})
 
 # Clones every value "to be safe": the right keys and values, but no longer the checkpoint's own tensors.
-MIGRATE_CLONES_VALUES = '''def migrate_state_dict(state_dict, prefix, version):
-    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
-    migrated = OrderedDict((key, value.clone()) for key, value in state_dict.items())
-    if version is None or version < 2:
-        if prefix + "running_mean" in migrated:
-            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
-    if version is None or version < 3:
-        migrated.pop(prefix + "steps", None)
-    return migrated
-'''
+MIGRATE_CLONES_VALUES = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, """
+-    migrated = OrderedDict(state_dict)
+-    if version is None or version == 1:
++    migrated = OrderedDict((key, value.clone()) for key, value in state_dict.items())
++    if version is None or version < 2:
+@@
+             migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
++    if version is None or version < 3:
+""")
+
+SOLUTION.student("migration_clones_values", {"migrate_state_dict": MIGRATE_CLONES_VALUES},
+                 (0, 0, 0, 0), breaks={"test_migrate_hidden": 4})
 
 # Returns the checkpoint itself when there is nothing to migrate (version 3): not a new dict.
-MIGRATE_RETURNS_CURRENT_AS_IS = '''def migrate_state_dict(state_dict, prefix, version):
-    """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
-    if version == 3:
-        return state_dict  # already in the current layout
-    migrated = OrderedDict(state_dict)
-    if version is None or version < 2:
-        if prefix + "running_mean" in migrated:
-            migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
-    migrated.pop(prefix + "steps", None)
-    return migrated
-'''
+MIGRATE_RETURNS_CURRENT_AS_IS = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, '''
+     """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
++    if version == 3:
++        return state_dict  # already in the current layout
+@@
+-    if version is None or version == 1:
++    if version is None or version < 2:
+@@
+-        migrated.pop(prefix + "steps", None)
++    migrated.pop(prefix + "steps", None)
+''')
+
+SOLUTION.student("migration_returns_current_as_is", {"migrate_state_dict": MIGRATE_RETURNS_CURRENT_AS_IS},
+                 (2, 0, 0, 0), breaks={"test_migrate_hidden": 6})
 
 # A correct part 1, written as a table of renames (None meaning: drop the key).
 MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
@@ -153,185 +160,138 @@ MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, ver
 # Part 2: explain_incompatibility
 # ---------------------------------------------------------------------------------------------------------
 
-# A correct part 2 that follows the steps of the contract one by one; most wrong answers below change one step.
-EXPLAIN_STEPWISE = '''def explain_incompatibility(model, state_dict):
-    """What stops state_dict from loading strictly into model: a sorted list of findings ([] if nothing)."""
-    wrapper = "module."
-    model_shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
-    checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
-    buffer_shapes = {}  # the keys the non-persistent buffers would have if they were saved
-    for path, module in model.named_modules(remove_duplicate=False):
-        for name, buffer in module._buffers.items():
-            if buffer is not None and name in module._non_persistent_buffers_set:
-                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
-
-    def strip(key):
-        return key[len(wrapper):] if key.startswith(wrapper) else key
-
-    def all_wrapped(keys):
-        return all(key.startswith(wrapper) for key in keys)
-
-    # Each key is compared by its name: the key itself, or the key without the extra "module.".
-    findings = []
-    checkpoint_name = {key: key for key in checkpoint_shapes}
-    model_name = {key: key for key in model_shapes}
-    buffer_name = {key: key for key in buffer_shapes}
-    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
-        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
-        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
-    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
-        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
-        model_name = {key: strip(key) for key in model_shapes}
-        buffer_name = {key: strip(key) for key in buffer_shapes}
-
-    model_key_named = {name: key for key, name in model_name.items()}
-    buffer_key_named = {name: key for key, name in buffer_name.items()}
-    unmatched, matched = [], set()
-    for key, name in checkpoint_name.items():
-        if name in model_key_named:
-            model_key = model_key_named[name]
-            matched.add(model_key)
-            if checkpoint_shapes[key] != model_shapes[model_key]:
-                findings.append(finding("shape mismatch", key, model_key,
-                                        checkpoint_shapes[key], model_shapes[model_key]))
-        elif name in buffer_key_named:
-            buffer_key = buffer_key_named[name]
-            findings.append(finding("persistence flip", key, buffer_key,
-                                    checkpoint_shapes[key], buffer_shapes[buffer_key]))
-        else:
-            unmatched.append(key)
-    absent = [key for key in model_shapes if key not in matched]
-
-    def candidates(checkpoint_key, model_key):
-        old, new = checkpoint_name[checkpoint_key].split("."), model_name[model_key].split(".")
-        same_module = old[:-1] == new[:-1]  # a parameter or buffer renamed
-        same_place = len(old) == len(new) and old[-1] == new[-1]  # a module renamed
-        return checkpoint_shapes[checkpoint_key] == model_shapes[model_key] and (same_module or same_place)
-
-    options_of = {key: [other for other in absent if candidates(key, other)] for key in unmatched}
-    options_for = {other: [key for key in unmatched if candidates(key, other)] for other in absent}
-    renamed = {}  # checkpoint key -> model key, for the pairs that are each other's only candidate
-    for key, options in options_of.items():
-        if len(options) == 1 and options_for[options[0]] == [key]:
-            renamed[key] = options[0]
-            findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
-    findings += [finding("missing", model_key=key, model_shape=model_shapes[key])
-                 for key in absent if key not in renamed.values()]
-    findings += [finding("unexpected", checkpoint_key=key, checkpoint_shape=checkpoint_shapes[key])
-                 for key in unmatched if key not in renamed]
-    findings.sort(key=lambda item: (KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or ""))
-    return findings
-'''
-
-_PREFIX_STEP = """    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
-        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
-        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
-"""
-_MODEL_SIDE_PREFIX_STEP = """    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
-        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
-        model_name = {key: strip(key) for key in model_shapes}
-        buffer_name = {key: strip(key) for key in buffer_shapes}
-"""
-
-# No prefix step at all: a checkpoint saved through nn.DataParallel comes out as N missing keys and
-# N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed key).
-EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = _variant(EXPLAIN_STEPWISE, _PREFIX_STEP + _MODEL_SIDE_PREFIX_STEP, "")
-
 # Finds the extra "module." on the checkpoint only, never on a model wrapped in nn.DataParallel.
-EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = _variant(EXPLAIN_STEPWISE, _MODEL_SIDE_PREFIX_STEP, "")
+EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = SOLUTION.edited("explain_incompatibility", """
+-    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
+-        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
+-        model_name = {key: strip(key) for key in model_shapes}
+-        buffer_name = {key: strip(key) for key in buffer_shapes}
+""")
+
+SOLUTION.student("migration_drops_unknown_keys",
+                 {"migrate_state_dict": MIGRATE_DROPS_UNKNOWN_KEYS,
+                  "explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
+                 (0, 0, 2, 0))
+SOLUTION.student("explain_ignores_model_side_prefix", {"explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
+                 (0, 0, 2, 0), breaks={"test_explain_hidden": 1})
+
+# No prefix step at all (the one above dropped too): a checkpoint saved through nn.DataParallel comes out as
+# N missing keys and N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed
+# key).
+EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = SOLUTION.edited_answer(EXPLAIN_IGNORES_MODEL_SIDE_PREFIX, """
+-    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
+-        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
+-        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
+""")
+
+SOLUTION.student("explain_prefix_as_missing_and_unexpected",
+                 {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
+                  "explain_incompatibility": EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED},
+                 (2, 4, 0, 0))
 
 # Never looks at the non-persistent buffers: a flipped buffer is reported as an unexpected key.
-EXPLAIN_IGNORES_FLIPS = _variant(EXPLAIN_STEPWISE, "        elif name in buffer_key_named:", "        elif False:")
+EXPLAIN_IGNORES_FLIPS = SOLUTION.edited("explain_incompatibility", """
+-        elif name in buffer_key_named:
++        elif False:
+""")
+
+SOLUTION.student("explain_ignores_flips", {"explain_incompatibility": EXPLAIN_IGNORES_FLIPS},
+                 (0, 0, 0, 0), breaks={"test_explain_hidden": 3})
 
 # Pairs every left-over checkpoint key with its first free candidate: ambiguous renames are guessed.
-EXPLAIN_GREEDY_RENAMES = _variant(
-    EXPLAIN_STEPWISE,
-    """        if len(options) == 1 and options_for[options[0]] == [key]:
-            renamed[key] = options[0]
-            findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
-""",
-    """        free = [other for other in options if other not in renamed.values()]
-        if free:  # pair with the first model key still free
-            renamed[key] = free[0]
-            findings.append(finding("renamed key", key, free[0], checkpoint_shapes[key], model_shapes[free[0]]))
-""",
-)
+EXPLAIN_GREEDY_RENAMES = SOLUTION.edited("explain_incompatibility", """
+-        if len(options) == 1 and options_for[options[0]] == [key]:
+-            renamed[key] = options[0]
+-            findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
++        free = [other for other in options if other not in renamed.values()]
++        if free:  # pair with the first model key still free
++            renamed[key] = free[0]
++            findings.append(finding("renamed key", key, free[0], checkpoint_shapes[key], model_shapes[free[0]]))
+""")
+
+SOLUTION.student("migration_only_top_level",
+                 {"migrate_state_dict": MIGRATE_ONLY_TOP_LEVEL, "explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
+                 (2, 0, 2, 0))
+SOLUTION.student("explain_greedy_renames", {"explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
+                 (0, 0, 2, 0), breaks={"test_explain_hidden": 4})
 
 # Strips "module." from the checkpoint's own keys, in place, before comparing.
-EXPLAIN_MUTATES_CHECKPOINT = _variant(
-    _variant(
-        EXPLAIN_STEPWISE,
-        """    checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
-""",
-        """    prefixed = bool(state_dict) and all(key.startswith(wrapper) for key in state_dict)
-    if prefixed and not all(key.startswith(wrapper) for key in model_shapes):
-        for key in list(state_dict):  # drop the extra "module." so that the keys compare
-            state_dict[key[len(wrapper):]] = state_dict.pop(key)
-    checkpoint_shapes = {key: tuple(value.shape) for key, value in state_dict.items()}
-""",
-    ),
-    _PREFIX_STEP,
-    """    if prefixed and not all_wrapped(model_shapes):
-        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
-""",
-)
+EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited("explain_incompatibility", """
+     model_shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
++    prefixed = bool(state_dict) and all(key.startswith(wrapper) for key in state_dict)
++    if prefixed and not all(key.startswith(wrapper) for key in model_shapes):
++        for key in list(state_dict):  # drop the extra "module." so that the keys compare
++            state_dict[key[len(wrapper):]] = state_dict.pop(key)
+@@
+-    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
++    if prefixed and not all_wrapped(model_shapes):
+@@
+-        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
+""")
+
+SOLUTION.student("explain_mutates_checkpoint", {"explain_incompatibility": EXPLAIN_MUTATES_CHECKPOINT}, (0, 0, 0, 0))
 
 # Tries load_state_dict(strict=False) on the model itself first: it overwrites the model's weights.
-EXPLAIN_LOADS_INTO_MODEL = _variant(
-    EXPLAIN_STEPWISE,
-    """    wrapper = "module."
-""",
-    """    try:
-        model.load_state_dict(state_dict, strict=False)  # just to see what torch says
-    except RuntimeError:
-        pass
-    wrapper = "module."
-""",
-)
+EXPLAIN_LOADS_INTO_MODEL = SOLUTION.edited("explain_incompatibility", '''
+     """What stops state_dict from loading strictly into model: a sorted list of findings ([] if nothing)."""
++    try:
++        model.load_state_dict(state_dict, strict=False)  # just to see what torch says
++    except RuntimeError:
++        pass
+''')
+
+SOLUTION.student("explain_loads_into_model", {"explain_incompatibility": EXPLAIN_LOADS_INTO_MODEL},
+                 (0, 0, 0, 0), breaks={"test_explain_hidden": 7})
 
 # Compares the number of elements instead of the shape: a transposed weight or a () saved as (1,) is no mismatch.
-EXPLAIN_COMPARES_SIZES = _variant(
-    EXPLAIN_STEPWISE,
-    "            if checkpoint_shapes[key] != model_shapes[model_key]:",
-    "            if torch.Size(checkpoint_shapes[key]).numel() != torch.Size(model_shapes[model_key]).numel():",
-)
+EXPLAIN_COMPARES_SIZES = SOLUTION.edited("explain_incompatibility", """
+-            if checkpoint_shapes[key] != model_shapes[model_key]:
++            if torch.Size(checkpoint_shapes[key]).numel() != torch.Size(model_shapes[model_key]).numel():
+""")
+
+SOLUTION.student("explain_compares_sizes", {"explain_incompatibility": EXPLAIN_COMPARES_SIZES},
+                 (0, 0, 2, 0), breaks={"test_explain_hidden": 2})
 
 # Counts a model key as matched only when the shapes agree: a key with a shape mismatch is also reported missing.
-EXPLAIN_MISMATCH_ALSO_MISSING = _variant(
-    EXPLAIN_STEPWISE,
-    "            matched.add(model_key)",
-    """            if checkpoint_shapes[key] == model_shapes[model_key]:
-                matched.add(model_key)""",
-)
+EXPLAIN_MISMATCH_ALSO_MISSING = SOLUTION.edited("explain_incompatibility", """
+-            matched.add(model_key)
++            if checkpoint_shapes[key] == model_shapes[model_key]:
++                matched.add(model_key)
+""")
+
+SOLUTION.student("explain_mismatch_also_missing", {"explain_incompatibility": EXPLAIN_MISMATCH_ALSO_MISSING},
+                 (0, 0, 0, 0), breaks={"test_explain_hidden": 5})
 
 # Sorts by kind only: within a kind, the findings stay in the order they were found.
-EXPLAIN_SORTS_BY_KIND_ONLY = _variant(
-    EXPLAIN_STEPWISE,
-    '(KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or "")',
-    'KINDS.index(item["kind"])',
-)
+EXPLAIN_SORTS_BY_KIND_ONLY = SOLUTION.edited("explain_incompatibility", """
+-    findings.sort(key=lambda item: (KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or ""))
++    findings.sort(key=lambda item: KINDS.index(item["kind"]))
+""")
+
+SOLUTION.student("explain_sorts_by_kind_only", {"explain_incompatibility": EXPLAIN_SORTS_BY_KIND_ONLY},
+                 (0, 0, 2, 0), breaks={"test_explain_hidden": 6})
 
 # Reads every name of the non-persistent set as a tensor: a non-persistent buffer that holds None has no shape, and
 # the call fails with AttributeError instead of calling the checkpoint's key of that name unexpected.
-EXPLAIN_FORGETS_NONE_BUFFERS = _variant(
-    EXPLAIN_STEPWISE,
-    """        for name, buffer in module._buffers.items():
-            if buffer is not None and name in module._non_persistent_buffers_set:
-                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
-""",
-    """        for name in module._non_persistent_buffers_set:
-            buffer_shapes[f"{path}.{name}" if path else name] = tuple(module._buffers[name].shape)
-""",
-)
+EXPLAIN_FORGETS_NONE_BUFFERS = SOLUTION.edited("explain_incompatibility", """
+-        for name, buffer in module._buffers.items():
+-            if buffer is not None and name in module._non_persistent_buffers_set:
+-                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
++        for name in module._non_persistent_buffers_set:
++            buffer_shapes[f"{path}.{name}" if path else name] = tuple(module._buffers[name].shape)
+""")
+
+SOLUTION.student("explain_forgets_none_buffers", {"explain_incompatibility": EXPLAIN_FORGETS_NONE_BUFFERS},
+                 (0, 0, 2, 0))
 
 # Returns None when there is nothing to report, instead of an empty list.
-EXPLAIN_NONE_WHEN_NOTHING = _variant(
-    EXPLAIN_STEPWISE,
-    """    return findings
-""",
-    """    return findings or None
-""",
-)
+EXPLAIN_NONE_WHEN_NOTHING = SOLUTION.edited("explain_incompatibility", """
+-    return findings
++    return findings or None
+""")
+
+SOLUTION.student("explain_none_when_nothing", {"explain_incompatibility": EXPLAIN_NONE_WHEN_NOTHING},
+                 (0, 0, 0, 0), breaks={"test_explain_hidden": 8})
 
 # A correct part 2 written differently: the non-persistent keys from named_buffers(), the pairs from counts.
 EXPLAIN_CORRECT_NAMED_BUFFERS = '''def explain_incompatibility(model, state_dict):
@@ -387,101 +347,10 @@ EXPLAIN_CORRECT_NAMED_BUFFERS = '''def explain_incompatibility(model, state_dict
     return sorted(result, key=lambda f: (KINDS.index(f["kind"]), f["model_key"] or "", f["checkpoint_key"] or ""))
 '''
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "migration_forgets_none": {
-        "migrate_state_dict": MIGRATE_FORGETS_NONE,
-        "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS,
-    },
-    "migration_mutates_caller": {"migrate_state_dict": MIGRATE_MUTATES_CALLER},
-    "migration_only_top_level": {
-        "migrate_state_dict": MIGRATE_ONLY_TOP_LEVEL,
-        "explain_incompatibility": EXPLAIN_GREEDY_RENAMES,
-    },
-    "migration_drops_unknown_keys": {
-        "migrate_state_dict": MIGRATE_DROPS_UNKNOWN_KEYS,
-        "explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX,
-    },
-    "migration_drops_steps_always": {"migrate_state_dict": MIGRATE_DROPS_STEPS_ALWAYS},
-    "explain_prefix_as_missing_and_unexpected": {
-        "migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
-        "explain_incompatibility": EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED,
-    },
-    "explain_ignores_flips": {"explain_incompatibility": EXPLAIN_IGNORES_FLIPS},
-    "explain_mutates_checkpoint": {"explain_incompatibility": EXPLAIN_MUTATES_CHECKPOINT},
-    "explain_loads_into_model": {"explain_incompatibility": EXPLAIN_LOADS_INTO_MODEL},
-    "migration_renames_only_version_1": {"migrate_state_dict": MIGRATE_RENAMES_ONLY_VERSION_1},
-    "migration_skips_version_2": {"migrate_state_dict": MIGRATE_SKIPS_VERSION_2},
-    "migration_clones_values": {"migrate_state_dict": MIGRATE_CLONES_VALUES},
-    "migration_returns_current_as_is": {"migrate_state_dict": MIGRATE_RETURNS_CURRENT_AS_IS},
-    "explain_ignores_model_side_prefix": {"explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
-    "explain_compares_sizes": {"explain_incompatibility": EXPLAIN_COMPARES_SIZES},
-    "explain_greedy_renames": {"explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
-    "explain_mismatch_also_missing": {"explain_incompatibility": EXPLAIN_MISMATCH_ALSO_MISSING},
-    "explain_sorts_by_kind_only": {"explain_incompatibility": EXPLAIN_SORTS_BY_KIND_ONLY},
-    "explain_none_when_nothing": {"explain_incompatibility": EXPLAIN_NONE_WHEN_NOTHING},
-    "explain_forgets_none_buffers": {"explain_incompatibility": EXPLAIN_FORGETS_NONE_BUFFERS},
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-    "alternative_correct": {
-        "migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
-        "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS,
-    },
-}
+SOLUTION.student("migration_forgets_none",
+                 {"migrate_state_dict": MIGRATE_FORGETS_NONE, "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS},
+                 (2, 0, 2, 4))
+SOLUTION.control("alternative_correct", {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
+                                         "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS})
 
-
-def _points(migrate_visible: int, migrate_hidden: int, explain_visible: int, explain_hidden: int) -> dict[str, int]:
-    return {
-        "test_migrate_visible": migrate_visible,
-        "test_migrate_hidden": migrate_hidden,
-        "test_explain_visible": explain_visible,
-        "test_explain_hidden": explain_hidden,
-    }
-
-
-# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
-EXPECTED = {
-    "migration_forgets_none": _points(2, 0, 2, 4),
-    "migration_mutates_caller": _points(0, 0, 0, 0),
-    "migration_only_top_level": _points(2, 0, 2, 0),
-    "migration_drops_unknown_keys": _points(0, 0, 2, 0),
-    "migration_drops_steps_always": _points(2, 0, 0, 0),
-    "explain_prefix_as_missing_and_unexpected": _points(2, 4, 0, 0),
-    "explain_ignores_flips": _points(0, 0, 0, 0),
-    "explain_mutates_checkpoint": _points(0, 0, 0, 0),
-    "explain_loads_into_model": _points(0, 0, 0, 0),
-    "migration_renames_only_version_1": _points(2, 0, 0, 0),
-    "migration_skips_version_2": _points(0, 0, 0, 0),
-    "migration_clones_values": _points(0, 0, 0, 0),
-    "migration_returns_current_as_is": _points(2, 0, 0, 0),
-    "explain_ignores_model_side_prefix": _points(0, 0, 2, 0),
-    "explain_compares_sizes": _points(0, 0, 2, 0),
-    "explain_greedy_renames": _points(0, 0, 2, 0),
-    "explain_mismatch_also_missing": _points(0, 0, 0, 0),
-    "explain_sorts_by_kind_only": _points(0, 0, 2, 0),
-    "explain_none_when_nothing": _points(0, 0, 0, 0),
-    "explain_forgets_none_buffers": _points(0, 0, 2, 0),
-    "alternative_correct": _points(2, 4, 2, 4),
-}
-
-
-# hidden test grade_id -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
-BREAKS = {
-    "test_migrate_hidden": {
-        1: "migration_renames_only_version_1",
-        2: "migration_skips_version_2",
-        3: "migration_drops_steps_always",
-        4: "migration_clones_values",
-        5: "migration_mutates_caller",
-        6: "migration_returns_current_as_is",
-    },
-    "test_explain_hidden": {
-        1: "explain_ignores_model_side_prefix",
-        2: "explain_compares_sizes",
-        3: "explain_ignores_flips",
-        4: "explain_greedy_renames",
-        5: "explain_mismatch_also_missing",
-        6: "explain_sorts_by_kind_only",
-        7: "explain_loads_into_model",
-        8: "explain_none_when_nothing",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -1,20 +1,19 @@
-"""Synthetic wrong answers to exercise 5 and the points each graded cell must give them.
+"""Typical answers to exercise 5 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex05_hooks"
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_record_activations_visible", "test_record_activations_hidden",
+    "test_strip_hooks_visible", "test_strip_hooks_hidden",
+    "test_grad_norm_monitor_visible", "test_grad_norm_monitor_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: record_activations
 # ---------------------------------------------------------------------------------------------------------
 
-# Right in every respect but one: the hooks are removed after the yield, outside a finally clause, so an
-# exception raised in the body (or in a forward pass) leaves every hook registered.
-RECORD_NO_FINALLY = '''@contextlib.contextmanager
+# Right in every respect: the text the record_activations mistakes below change (each says how), not a student's.
+_RECORD_RIGHT = '''@contextlib.contextmanager
 def record_activations(model, names):
     """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
     submodule appends its detached output. All the hooks are removed when the block ends."""
@@ -33,216 +32,6 @@ def record_activations(model, names):
             return value.detach()
         if isinstance(value, (tuple, list)):
             return tuple(safe(item) for item in value)
-        return value
-
-    handles = []
-    for name, module in chosen.items():
-        store = records[name]
-        handles.append(module.register_forward_hook(
-            lambda module, args, output, store=store: store.append(safe(output))
-        ))
-    yield records
-    for handle in handles:
-        handle.remove()
-'''
-
-# Keeps the outputs themselves: each stored tensor still requires grad and holds its grad_fn (and with it
-# the whole graph of the forward pass).
-RECORD_NO_DETACH = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in every_path:
-            raise KeyError(name)
-    canonical = {id(module): name for name, module in model.named_modules()}
-    chosen = {}
-    for name in names:
-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
-    records = {name: [] for name in chosen}
-
-    def keep(value):
-        if isinstance(value, (tuple, list)):
-            return tuple(keep(item) for item in value)
-        return value
-
-    handles = []
-    try:
-        for name, module in chosen.items():
-            store = records[name]
-            handles.append(module.register_forward_hook(
-                lambda module, args, output, store=store: store.append(keep(output))
-            ))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
-
-# One hook per requested name instead of one per module: a shared submodule asked for as "0" and "2"
-# gets two hooks and is recorded under both names, each call twice over.
-RECORD_HOOK_PER_NAME = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    modules = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in modules:
-            raise KeyError(name)
-    records = {name: [] for name in names}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(safe(item) for item in value)
-        return value
-
-    handles = []
-    try:
-        for name in records:
-            def hook(module, args, output, store=records[name]):
-                store.append(safe(output))
-
-            handles.append(modules[name].register_forward_hook(hook))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
-
-# Looks each name up while registering: an invalid name that comes after a valid one raises KeyError
-# with the earlier hooks already in place, and the try/finally that would remove them is not entered yet.
-RECORD_VALIDATES_LATE = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    canonical = {id(module): name for name, module in model.named_modules()}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(safe(item) for item in value)
-        return value
-
-    records, handles = {}, []
-    for name in names:
-        module = every_path[name]
-        key = canonical[id(module)]
-        if key in records:
-            continue
-        records[key] = []
-        handles.append(module.register_forward_hook(
-            lambda module, args, output, store=records[key]: store.append(safe(output))
-        ))
-    try:
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
-
-# The hook returns the detached output: a forward hook's return value replaces the module's output, so
-# the rest of the model computes on a tensor cut from the graph, and the parameters get no gradient.
-RECORD_HOOK_RETURNS_OUTPUT = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in every_path:
-            raise KeyError(name)
-    canonical = {id(module): name for name, module in model.named_modules()}
-    chosen = {}
-    for name in names:
-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
-    records = {name: [] for name in chosen}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(safe(item) for item in value)
-        return value
-
-    def make_hook(store):
-        def hook(module, args, output):
-            output = safe(output)
-            store.append(output)
-            return output
-
-        return hook
-
-    handles = []
-    try:
-        for name, module in chosen.items():
-            handles.append(module.register_forward_hook(make_hook(records[name])))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
-
-# Registers its hook with prepend=True "to record first": it then sees the module's output before the module's
-# own forward hooks change it, not the output the rest of the model receives.
-RECORD_PREPENDS = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in every_path:
-            raise KeyError(name)
-    canonical = {id(module): name for name, module in model.named_modules()}
-    chosen = {}
-    for name in names:
-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
-    records = {name: [] for name in chosen}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(safe(item) for item in value)
-        return value
-
-    handles = []
-    try:
-        for name, module in chosen.items():
-            store = records[name]
-            handles.append(module.register_forward_hook(
-                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
-            ))
-        yield records
-    finally:
-        for handle in handles:
-            handle.remove()
-'''
-
-# Converts a tuple or list output one level deep only: the (h, c) inside an LSTM's (output, (h, c)) stays a tuple
-# of tensors still attached to the graph, and a list inside a tuple stays a list.
-RECORD_DETACHES_FIRST_LEVEL = '''@contextlib.contextmanager
-def record_activations(model, names):
-    """Give a dict {canonical name: list of outputs}; while the block runs, every forward of a named
-    submodule appends its detached output. All the hooks are removed when the block ends."""
-    every_path = dict(model.named_modules(remove_duplicate=False))
-    for name in names:
-        if name not in every_path:
-            raise KeyError(name)
-    canonical = {id(module): name for name, module in model.named_modules()}
-    chosen = {}
-    for name in names:
-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
-    records = {name: [] for name in chosen}
-
-    def safe(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach()
-        if isinstance(value, (tuple, list)):
-            return tuple(item.detach() if isinstance(item, torch.Tensor) else item for item in value)
         return value
 
     handles = []
@@ -257,6 +46,138 @@ def record_activations(model, names):
         for handle in handles:
             handle.remove()
 '''
+
+# Right in every respect but one: the hooks are removed after the yield, outside a finally clause, so an
+# exception raised in the body (or in a forward pass) leaves every hook registered.
+RECORD_NO_FINALLY = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-    try:
+-        for name, module in chosen.items():
+-            store = records[name]
+-            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(safe(output))
+-            ))
+-        yield records
+-    finally:
+-        for handle in handles:
+-            handle.remove()
++    for name, module in chosen.items():
++        store = records[name]
++        handles.append(module.register_forward_hook(
++            lambda module, args, output, store=store: store.append(safe(output))
++        ))
++    yield records
++    for handle in handles:
++        handle.remove()
+""")
+
+# Keeps the outputs themselves: each stored tensor still requires grad and holds its grad_fn (and with it
+# the whole graph of the forward pass).
+RECORD_NO_DETACH = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-    def safe(value):
+-        if isinstance(value, torch.Tensor):
+-            return value.detach()
++    def keep(value):
+@@
+-            return tuple(safe(item) for item in value)
++            return tuple(keep(item) for item in value)
+@@
+-                lambda module, args, output, store=store: store.append(safe(output))
++                lambda module, args, output, store=store: store.append(keep(output))
+""")
+
+# One hook per requested name instead of one per module: a shared submodule asked for as "0" and "2"
+# gets two hooks and is recorded under both names, each call twice over.
+RECORD_HOOK_PER_NAME = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-    every_path = dict(model.named_modules(remove_duplicate=False))
++    modules = dict(model.named_modules(remove_duplicate=False))
+@@
+-        if name not in every_path:
++        if name not in modules:
+@@
+-    canonical = {id(module): name for name, module in model.named_modules()}
+-    chosen = {}
+-    for name in names:
+-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+-    records = {name: [] for name in chosen}
++    records = {name: [] for name in names}
+@@
+-        for name, module in chosen.items():
+-            store = records[name]
+-            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(safe(output))
+-            ))
++        for name in records:
++            def hook(module, args, output, store=records[name]):
++                store.append(safe(output))
++
++            handles.append(modules[name].register_forward_hook(hook))
+""")
+
+# Looks each name up while registering: an invalid name that comes after a valid one raises KeyError
+# with the earlier hooks already in place, and the try/finally that would remove them is not entered yet.
+RECORD_VALIDATES_LATE = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-    for name in names:
+-        if name not in every_path:
+-            raise KeyError(name)
+@@
+-    chosen = {}
+-    for name in names:
+-        chosen.setdefault(canonical[id(every_path[name])], every_path[name])
+-    records = {name: [] for name in chosen}
+@@
+-    handles = []
++    records, handles = {}, []
++    for name in names:
++        module = every_path[name]
++        key = canonical[id(module)]
++        if key in records:
++            continue
++        records[key] = []
++        handles.append(module.register_forward_hook(
++            lambda module, args, output, store=records[key]: store.append(safe(output))
++        ))
+@@
+-        for name, module in chosen.items():
+-            store = records[name]
+-            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(safe(output))
+-            ))
+""")
+
+# The hook returns the detached output: a forward hook's return value replaces the module's output, so
+# the rest of the model computes on a tensor cut from the graph, and the parameters get no gradient.
+RECORD_HOOK_RETURNS_OUTPUT = SOLUTION.edited_answer(_RECORD_RIGHT, """
+         return value
+
++    def make_hook(store):
++        def hook(module, args, output):
++            output = safe(output)
++            store.append(output)
++            return output
++
++        return hook
++
+@@
+-            store = records[name]
+-            handles.append(module.register_forward_hook(
+-                lambda module, args, output, store=store: store.append(safe(output))
+-            ))
++            handles.append(module.register_forward_hook(make_hook(records[name])))
+""")
+
+# Registers its hook with prepend=True "to record first": it then sees the module's output before the module's
+# own forward hooks change it, not the output the rest of the model receives.
+RECORD_PREPENDS = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-                lambda module, args, output, store=store: store.append(safe(output))
++                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
+""")
+
+# Converts a tuple or list output one level deep only: the (h, c) inside an LSTM's (output, (h, c)) stays a tuple
+# of tensors still attached to the graph, and a list inside a tuple stays a list.
+RECORD_DETACHES_FIRST_LEVEL = SOLUTION.edited_answer(_RECORD_RIGHT, """
+-            return tuple(safe(item) for item in value)
++            return tuple(item.detach() if isinstance(item, torch.Tensor) else item for item in value)
+""")
 
 # A correct part 1 written as a class with __enter__ and __exit__ instead of contextlib.
 RECORD_CORRECT_CLASS = '''class record_activations:
@@ -303,6 +224,17 @@ RECORD_CORRECT_CLASS = '''class record_activations:
 # Part 2: strip_hooks
 # ---------------------------------------------------------------------------------------------------------
 
+# Right in every respect: the text the strip_hooks mistakes below change (each says how), not a student's.
+_STRIP_RIGHT = '''def strip_hooks(model):
+    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
+    clean = copy.deepcopy(model)
+    for module in clean.modules():
+        for table in HOOK_TABLES + FLAG_TABLES:
+            getattr(module, table).clear()
+        module._is_full_backward_hook = None
+    return clean
+'''
+
 # A deep copy carries every hook along (the lambdas shared with the original), and pickle fails on them.
 STRIP_DEEPCOPY_ONLY = '''def strip_hooks(model):
     """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
@@ -310,60 +242,17 @@ STRIP_DEEPCOPY_ONLY = '''def strip_hooks(model):
 '''
 
 # Empties the original's tables, then copies: the copy is clean, but the model has lost its hooks.
-STRIP_CLEARS_ORIGINAL = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    for module in model.modules():
-        for table in HOOK_TABLES + FLAG_TABLES:
-            getattr(module, table).clear()
-        module._is_full_backward_hook = None
-    return copy.deepcopy(model)
-'''
+STRIP_CLEARS_ORIGINAL = SOLUTION.edited_answer(_STRIP_RIGHT, """
+-    clean = copy.deepcopy(model)
+-    for module in clean.modules():
++    for module in model.modules():
+@@
+-    return clean
++    return copy.deepcopy(model)
+""")
 
-# Empties the eight hook tables of the copy and resets the flag, but leaves the three flag tables
-# holding the ids of hooks that are gone (with_kwargs=True, always_call=True).
-STRIP_FORGETS_FLAG_TABLES = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    clean = copy.deepcopy(model)
-    for module in clean.modules():
-        for table in HOOK_TABLES:
-            getattr(module, table).clear()
-        module._is_full_backward_hook = None
-    return clean
-'''
-
-# Empties all eleven tables of the copy, but leaves _is_full_backward_hook as it was (True or False).
-STRIP_FORGETS_BACKWARD_FLAG = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    clean = copy.deepcopy(model)
-    for module in clean.modules():
-        for table in HOOK_TABLES + FLAG_TABLES:
-            getattr(module, table).clear()
-    return clean
-'''
-
-# children() instead of modules(): the root and its direct children are cleaned, grandchildren keep
-# their hooks.
-STRIP_CHILDREN_ONLY = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    clean = copy.deepcopy(model)
-    for module in [clean, *clean.children()]:
-        for table in HOOK_TABLES + FLAG_TABLES:
-            getattr(module, table).clear()
-        module._is_full_backward_hook = None
-    return clean
-'''
-
-# Cleans the copy right, then puts it in the root's mode with clean.train(model.training): train() recurses, so a
-# submodule that was in another mode than the root loses its own flag.
-STRIP_TRAIN_LIKE_ROOT = '''def strip_hooks(model):
-    """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
-    clean = copy.deepcopy(model)
-    for module in clean.modules():
-        for table in HOOK_TABLES + FLAG_TABLES:
-            getattr(module, table).clear()
-        module._is_full_backward_hook = None
-    return clean.train(model.training)
-'''
+SOLUTION.student("strip_clears_original", {"strip_hooks": STRIP_CLEARS_ORIGINAL},
+                 (0, 0, 0, 0, 0, 0), breaks={"test_strip_hooks_hidden": 3})
 
 # A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
 STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
@@ -375,6 +264,40 @@ STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
         vars(module)["_is_full_backward_hook"] = None
     return clean
 '''
+
+# Empties the eight hook tables of the copy and resets the flag, but leaves the three flag tables
+# holding the ids of hooks that are gone (with_kwargs=True, always_call=True).
+STRIP_FORGETS_FLAG_TABLES = SOLUTION.edited_answer(_STRIP_RIGHT, """
+-        for table in HOOK_TABLES + FLAG_TABLES:
++        for table in HOOK_TABLES:
+""")
+
+# Empties all eleven tables of the copy, but leaves _is_full_backward_hook as it was (True or False).
+STRIP_FORGETS_BACKWARD_FLAG = SOLUTION.edited_answer(_STRIP_RIGHT, """
+-        module._is_full_backward_hook = None
+""")
+
+# children() instead of modules(): the root and its direct children are cleaned, grandchildren keep
+# their hooks.
+STRIP_CHILDREN_ONLY = SOLUTION.edited_answer(_STRIP_RIGHT, """
+-    for module in clean.modules():
++    for module in [clean, *clean.children()]:
+""")
+
+SOLUTION.student("record_validates_late", {"record_activations": RECORD_VALIDATES_LATE,
+                  "strip_hooks": STRIP_CHILDREN_ONLY},
+                 (2, 0, 2, 0, 0, 0), breaks={"test_record_activations_hidden": 1})
+
+# Cleans the copy right, then puts it in the root's mode with clean.train(model.training): train() recurses, so a
+# submodule that was in another mode than the root loses its own flag.
+STRIP_TRAIN_LIKE_ROOT = SOLUTION.edited_answer(_STRIP_RIGHT, """
+-    return clean
++    return clean.train(model.training)
+""")
+
+SOLUTION.student("record_no_detach", {"record_activations": RECORD_NO_DETACH,
+                  "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR},
+                 (0, 0, 2, 4, 0, 0))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 3: GradNormMonitor
@@ -427,6 +350,10 @@ EXIT = "        self.remove()\n"
 # modules refuse an old-style backward hook afterwards.
 MONITOR_FLAG_LEFT_SET = MONITOR_TEMPLATE.format(record=NORM, restore="", exit=EXIT)
 
+SOLUTION.student("strip_forgets_flag_tables", {"strip_hooks": STRIP_FORGETS_FLAG_TABLES,
+                  "grad_norm_monitor": MONITOR_FLAG_LEFT_SET},
+                 (0, 0, 2, 0, 2, 0), breaks={"test_strip_hooks_hidden": 2, "test_grad_norm_monitor_hidden": 4})
+
 # Resets the flag to None instead of putting back the value it had: on a module that had its own full
 # backward hook, that hook stops firing (torch reads a None flag as "no full backward hooks").
 MONITOR_RESETS_FLAG_TO_NONE = MONITOR_TEMPLATE.format(
@@ -435,8 +362,15 @@ MONITOR_RESETS_FLAG_TO_NONE = MONITOR_TEMPLATE.format(
     exit=EXIT,
 )
 
+SOLUTION.student("monitor_resets_flag_to_none", {"grad_norm_monitor": MONITOR_RESETS_FLAG_TO_NONE}, (0, 0, 0, 0, 2, 0))
+
 # Leaving the with block does nothing: the hooks stay registered and keep recording.
 MONITOR_NEVER_REMOVES = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE, exit="        pass\n")
+
+SOLUTION.student("strip_deepcopy_only", {"record_activations": RECORD_CORRECT_CLASS,
+                  "strip_hooks": STRIP_DEEPCOPY_ONLY,
+                  "grad_norm_monitor": MONITOR_NEVER_REMOVES},
+                 (2, 4, 0, 0, 0, 0), breaks={"test_grad_norm_monitor_hidden": 5})
 
 # Measures grad_input[0], the gradient with respect to the module's input, instead of grad_output[0].
 MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
@@ -446,14 +380,29 @@ MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
     exit=EXIT,
 )
 
+SOLUTION.student("record_hook_returns_output", {"record_activations": RECORD_HOOK_RETURNS_OUTPUT,
+                  "grad_norm_monitor": MONITOR_GRAD_INPUT},
+                 (0, 0, 0, 0, 0, 0), breaks={"test_record_activations_hidden": 4})
+
 # Stores the 0-dimensional tensors that .norm() returns instead of Python floats.
 MONITOR_TENSOR_NORMS = MONITOR_TEMPLATE.format(
     record="torch.zeros(()) if grad_output[0] is None else grad_output[0].norm()", restore=RESTORE, exit=EXIT
 )
 
+SOLUTION.student("record_no_finally", {"record_activations": RECORD_NO_FINALLY,
+                  "grad_norm_monitor": MONITOR_TENSOR_NORMS},
+                 (2, 0, 0, 0, 0, 0), breaks={"test_record_activations_hidden": 5})
+
 # Forgets that grad_output[0] is None when the loss does not use the module's first output: the hook raises
 # AttributeError in the middle of backward instead of recording 0.0.
 MONITOR_NONE_FAILS = MONITOR_TEMPLATE.format(record="float(grad_output[0].norm())", restore=RESTORE, exit=EXIT)
+
+SOLUTION.student("record_prepends", {"record_activations": RECORD_PREPENDS,
+                  "strip_hooks": STRIP_TRAIN_LIKE_ROOT,
+                  "grad_norm_monitor": MONITOR_NONE_FAILS},
+                 (2, 0, 2, 0, 2, 0),
+                 breaks={"test_record_activations_hidden": 2, "test_strip_hooks_hidden": 1,
+                         "test_grad_norm_monitor_hidden": 2})
 
 # Records through a list comprehension over grad_output[:1], which the lambda returns: [None]. torch takes that
 # list as the new grad_input, so the gradient stops at the module (nothing upstream of it gets one).
@@ -461,6 +410,10 @@ MONITOR_HOOK_RETURNS_LIST = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE
     f"store.append({NORM})",
     "[store.append(0.0 if gradient is None else float(gradient.norm())) for gradient in grad_output[:1]]",
 )
+
+SOLUTION.student("record_detaches_first_level", {"record_activations": RECORD_DETACHES_FIRST_LEVEL,
+                  "grad_norm_monitor": MONITOR_HOOK_RETURNS_LIST},
+                 (2, 0, 0, 0, 0, 0), breaks={"test_record_activations_hidden": 3, "test_grad_norm_monitor_hidden": 3})
 
 # One hook per requested name, keyed by the requested name: a shared submodule gets two hooks.
 MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
@@ -499,6 +452,10 @@ MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
         """Remove the hooks when the block ends; return None, so that an exception propagates."""
         self.remove()
 '''
+
+SOLUTION.student("hook_per_name", {"record_activations": RECORD_HOOK_PER_NAME,
+                  "grad_norm_monitor": MONITOR_HOOK_PER_NAME},
+                 (2, 0, 0, 0, 2, 0), breaks={"test_grad_norm_monitor_hidden": 1})
 
 # A correct part 3 written differently: torch.linalg.vector_norm, handles kept per module, and the flag
 # put back to None only where it was None before.
@@ -550,104 +507,11 @@ MONITOR_CORRECT_ALTERNATIVE = '''class GradNormMonitor:
         self.remove()
 '''
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "record_no_finally": {
-        "record_activations": RECORD_NO_FINALLY,
-        "grad_norm_monitor": MONITOR_TENSOR_NORMS,
-    },
-    "record_no_detach": {
-        "record_activations": RECORD_NO_DETACH,
-        "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
-    },
-    "hook_per_name": {
-        "record_activations": RECORD_HOOK_PER_NAME,
-        "grad_norm_monitor": MONITOR_HOOK_PER_NAME,
-    },
-    "record_validates_late": {
-        "record_activations": RECORD_VALIDATES_LATE,
-        "strip_hooks": STRIP_CHILDREN_ONLY,
-    },
-    "record_hook_returns_output": {
-        "record_activations": RECORD_HOOK_RETURNS_OUTPUT,
-        "grad_norm_monitor": MONITOR_GRAD_INPUT,
-    },
-    "strip_deepcopy_only": {
-        "record_activations": RECORD_CORRECT_CLASS,
-        "strip_hooks": STRIP_DEEPCOPY_ONLY,
-        "grad_norm_monitor": MONITOR_NEVER_REMOVES,
-    },
-    "strip_clears_original": {"strip_hooks": STRIP_CLEARS_ORIGINAL},
-    "strip_forgets_flag_tables": {
-        "strip_hooks": STRIP_FORGETS_FLAG_TABLES,
-        "grad_norm_monitor": MONITOR_FLAG_LEFT_SET,
-    },
-    "strip_forgets_backward_flag": {
-        "strip_hooks": STRIP_FORGETS_BACKWARD_FLAG,
-        "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE,
-    },
-    "monitor_resets_flag_to_none": {"grad_norm_monitor": MONITOR_RESETS_FLAG_TO_NONE},
-    "record_prepends": {
-        "record_activations": RECORD_PREPENDS,
-        "strip_hooks": STRIP_TRAIN_LIKE_ROOT,
-        "grad_norm_monitor": MONITOR_NONE_FAILS,
-    },
-    "record_detaches_first_level": {
-        "record_activations": RECORD_DETACHES_FIRST_LEVEL,
-        "grad_norm_monitor": MONITOR_HOOK_RETURNS_LIST,
-    },
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 18/18.
-    "alternative_correct": {
-        "record_activations": RECORD_CORRECT_CLASS,
-        "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
-        "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE,
-    },
-}
+SOLUTION.student("strip_forgets_backward_flag", {"strip_hooks": STRIP_FORGETS_BACKWARD_FLAG,
+                  "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE},
+                 (0, 0, 2, 0, 2, 4))
+SOLUTION.control("alternative_correct", {"record_activations": RECORD_CORRECT_CLASS,
+                                         "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
+                                         "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE})
 
-
-def _points(record=(0, 0), strip=(0, 0), monitor=(0, 0)):
-    return {
-        "test_record_activations_visible": record[0],
-        "test_record_activations_hidden": record[1],
-        "test_strip_hooks_visible": strip[0],
-        "test_strip_hooks_hidden": strip[1],
-        "test_grad_norm_monitor_visible": monitor[0],
-        "test_grad_norm_monitor_hidden": monitor[1],
-    }
-
-
-# student name -> {test grade_id: points that cell must earn}; all six test cells listed for every student.
-EXPECTED = {
-    "record_no_finally": _points(record=(2, 0), monitor=(0, 0)),
-    "record_no_detach": _points(record=(0, 0), strip=(2, 4)),
-    "hook_per_name": _points(record=(2, 0), monitor=(2, 0)),
-    "record_validates_late": _points(record=(2, 0), strip=(2, 0)),
-    "record_hook_returns_output": _points(record=(0, 0), monitor=(0, 0)),
-    "strip_deepcopy_only": _points(record=(2, 4), strip=(0, 0), monitor=(0, 0)),
-    "strip_clears_original": _points(strip=(0, 0)),
-    "strip_forgets_flag_tables": _points(strip=(2, 0), monitor=(2, 0)),
-    "strip_forgets_backward_flag": _points(strip=(2, 0), monitor=(2, 4)),
-    "monitor_resets_flag_to_none": _points(monitor=(2, 0)),
-    "record_prepends": _points(record=(2, 0), strip=(2, 0), monitor=(2, 0)),
-    "record_detaches_first_level": _points(record=(2, 0), monitor=(0, 0)),
-    "alternative_correct": _points(record=(2, 4), strip=(2, 4), monitor=(2, 4)),
-}
-
-# hidden test cell -> {clause number of its part's contract: a scripted student whose answer breaks that clause alone}.
-BREAKS = {
-    "test_record_activations_hidden": {
-        1: "record_validates_late",
-        2: "record_prepends",
-        3: "record_detaches_first_level",
-        4: "record_hook_returns_output",
-        5: "record_no_finally",
-    },
-    "test_strip_hooks_hidden": {1: "record_prepends", 2: "strip_forgets_flag_tables", 3: "strip_clears_original"},
-    "test_grad_norm_monitor_hidden": {
-        1: "hook_per_name",
-        2: "record_prepends",
-        3: "record_detaches_first_level",
-        4: "strip_forgets_flag_tables",
-        5: "strip_deepcopy_only",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

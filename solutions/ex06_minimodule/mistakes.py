@@ -1,21 +1,17 @@
-"""Synthetic answers to exercise 6 and the points each graded cell must give them.
-
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
+"""Typical answers to exercise 6 and the points each graded cell must give them (grader/scripted.py).
 
 The four parts are graded independently: the tests of parts 2 to 4 build their trees without the student's
 part 1, so a student who leaves part 1 (or any other part) unfinished still earns the points of the parts done.
 """
 
-ASSIGNMENT = "ex06_minimodule"
+from grader.scripted import Solution
 
-
-def _variant(source: str, old: str, new: str) -> str:
-    """source with the one occurrence of old replaced by new (a typical mistake made in a correct answer)."""
-    assert source.count(old) == 1, old
-    return source.replace(old, new)
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_mini_module_visible", "test_mini_module_hidden",
+    "test_traversal_visible", "test_traversal_hidden",
+    "test_state_dict_visible", "test_state_dict_hidden",
+    "test_modes_and_hooks_visible", "test_modes_and_hooks_hidden"))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -112,97 +108,74 @@ MINI_CORRECT = '''class MiniModule:
 
 # A Parameter assigned over a submodule name is registered, but the submodule stays in _modules: the name
 # is now in two registries (nn.Module drops the submodule).
-MINI_PARAMETER_KEEPS_SUBMODULE = _variant(
-    MINI_CORRECT,
-    'self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])',
-    'self._drop(name, state, buffers, state["_non_persistent_buffers_set"])',
-)
+MINI_PARAMETER_KEEPS_SUBMODULE = SOLUTION.edited_answer(MINI_CORRECT, """
+-            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
++            self._drop(name, state, buffers, state["_non_persistent_buffers_set"])
+""")
 
 # The order bug: a MiniModule is routed before the registered-parameter guard, so a module assigned to a
 # parameter name replaces the parameter instead of raising TypeError.
-MINI_MODULE_BEFORE_PARAMETER_NAME = _variant(
-    MINI_CORRECT,
-    """        elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
-            params[name] = None
-        elif isinstance(value, MiniModule):
-            if modules is None:
-                raise AttributeError("cannot assign a module before MiniModule.__init__() call")
-            self._drop(name, state, params, buffers, state["_non_persistent_buffers_set"])
-            modules[name] = value
-""",
-    """        elif isinstance(value, MiniModule):
-            if modules is None:
-                raise AttributeError("cannot assign a module before MiniModule.__init__() call")
-            self._drop(name, state, params, buffers, state["_non_persistent_buffers_set"])
-            modules[name] = value
-        elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
-            params[name] = None
-""",
-)
+MINI_MODULE_BEFORE_PARAMETER_NAME = SOLUTION.edited_answer(MINI_CORRECT, """
+-        elif params is not None and name in params:
+-            if value is not None:
+-                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
+-            params[name] = None
+@@
+             modules[name] = value
++        elif params is not None and name in params:
++            if value is not None:
++                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
++            params[name] = None
+""")
 
 # __getattr__ reads self._parameters: on a half-built object that attribute is missing, so the lookup calls
 # __getattr__ again, until RecursionError.
-MINI_GETATTR_RECURSES = _variant(
-    MINI_CORRECT,
-    """        state = vars(self)
-        for registry in ("_parameters", "_buffers", "_modules"):
-            entries = state.get(registry, {})
-            if name in entries:
-""",
-    """        for entries in (self._parameters, self._buffers, self._modules):
-            if name in entries:
-""",
-)
+MINI_GETATTR_RECURSES = SOLUTION.edited_answer(MINI_CORRECT, """
+-        state = vars(self)
+-        for registry in ("_parameters", "_buffers", "_modules"):
+-            entries = state.get(registry, {})
++        for entries in (self._parameters, self._buffers, self._modules):
+""")
 
 # The name checks of rule 1 run before the removal: a Parameter with a bad name leaves the old attribute in
 # place, where nn.Module has already removed it when it raises KeyError.
-MINI_CHECKS_BEFORE_REMOVAL = _variant(
-    MINI_CORRECT,
-    """            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
-            if "." in name or name == "" or (hasattr(self, name) and name not in params):
-                raise KeyError(f"bad parameter name {name!r}")
-""",
-    """            if "." in name or name == "" or (hasattr(self, name) and name not in params and name not in state
-                                             and name not in buffers and name not in modules):
-                raise KeyError(f"bad parameter name {name!r}")
-            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
-""",
-)
+MINI_CHECKS_BEFORE_REMOVAL = SOLUTION.edited_answer(MINI_CORRECT, """
+                 raise AttributeError("cannot assign parameters before MiniModule.__init__() call")
++            if "." in name or name == "" or (hasattr(self, name) and name not in params and name not in state
++                                             and name not in buffers and name not in modules):
++                raise KeyError(f"bad parameter name {name!r}")
+@@
+-            if "." in name or name == "" or (hasattr(self, name) and name not in params):
+-                raise KeyError(f"bad parameter name {name!r}")
+""")
+
+SOLUTION.student("parameter_checks_before_removal", {"mini_module": MINI_CHECKS_BEFORE_REMOVAL},
+                 (2, 0, 0, 0, 0, 0, 0, 0))
 
 # __delattr__ removes a buffer but leaves its name in _non_persistent_buffers_set.
-MINI_DELATTR_KEEPS_MARK = _variant(
-    MINI_CORRECT,
-    """                if registry == "_buffers":
-                    self._non_persistent_buffers_set.discard(name)
-""",
-    "",
-)
+MINI_DELATTR_KEEPS_MARK = SOLUTION.edited_answer(MINI_CORRECT, """
+-                if registry == "_buffers":
+-                    self._non_persistent_buffers_set.discard(name)
+""")
 
 # __init__ starts from a clean instance dict: attributes set before __init__ (or kept across a second __init__)
 # are lost, where nn.Module.__init__ only writes its own slots.
-MINI_INIT_CLEARS_DICT = _variant(
-    MINI_CORRECT,
-    "        for name, value in zip(SLOTS, fresh):\n",
-    "        vars(self).clear()\n        for name, value in zip(SLOTS, fresh):\n",
-)
+MINI_INIT_CLEARS_DICT = SOLUTION.edited_answer(MINI_CORRECT, """
+         fresh = (True, {}, {}, set(), OrderedDict(), OrderedDict(), {})
++        vars(self).clear()
+""")
+
+SOLUTION.student("init_clears_dict", {"mini_module": MINI_INIT_CLEARS_DICT},
+                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 1})
 
 # register_buffer only ever adds to _non_persistent_buffers_set: registering a non-persistent buffer again as
 # persistent leaves it non-persistent.
-MINI_BUFFER_NEVER_UNMARKS = _variant(
-    MINI_CORRECT,
-    """        if persistent:
-            self._non_persistent_buffers_set.discard(name)
-        else:
-            self._non_persistent_buffers_set.add(name)
-""",
-    """        if not persistent:
-            self._non_persistent_buffers_set.add(name)
-""",
-)
+MINI_BUFFER_NEVER_UNMARKS = SOLUTION.edited_answer(MINI_CORRECT, """
+-        if persistent:
+-            self._non_persistent_buffers_set.discard(name)
+-        else:
++        if not persistent:
+""")
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: Traversal
@@ -245,79 +218,81 @@ TRAVERSAL_CORRECT = '''class Traversal:
         return found
 '''
 
+SOLUTION.student("parameter_keeps_submodule", {"mini_module": MINI_PARAMETER_KEEPS_SUBMODULE,
+                  "traversal": TRAVERSAL_CORRECT},
+                 (2, 0, 2, 4, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 2})
+
 # named_parameters walks _modules on its own, without remembering anything: a shared submodule's
 # parameters come out under every name, and a tied parameter twice.
-TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = _variant(
-    TRAVERSAL_CORRECT,
-    """        return self._named_members("_parameters")
-""",
-    """        def walk(module, prefix):
-            for key, parameter in module._parameters.items():
-                if parameter is not None:
-                    yield prefix + key, parameter
-            for key, child in module._modules.items():
-                if child is not None:
-                    yield from walk(child, prefix + key + ".")
+TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+-        return self._named_members("_parameters")
++        def walk(module, prefix):
++            for key, parameter in module._parameters.items():
++                if parameter is not None:
++                    yield prefix + key, parameter
++            for key, child in module._modules.items():
++                if child is not None:
++                    yield from walk(child, prefix + key + ".")
++
++        return list(walk(self, ""))
+""")
 
-        return list(walk(self, ""))
-""",
-)
+SOLUTION.student("parameters_not_deduplicated", {"mini_module": MINI_CORRECT,
+                  "traversal": TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED},
+                 (2, 4, 0, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 4})
 
 # Breadth first: a queue instead of a stack. Right on flat trees, wrong order (and wrong names for shared
 # modules) as soon as a subtree is deeper than its neighbours.
-TRAVERSAL_BREADTH_FIRST = _variant(
-    TRAVERSAL_CORRECT,
-    """            name, module = stack.pop()
-""",
-    """            name, module = stack.pop(0)
-""",
-)
-TRAVERSAL_BREADTH_FIRST = _variant(
-    TRAVERSAL_BREADTH_FIRST,
-    "            stack.extend(reversed(children))  # the first child is popped first\n",
-    "            stack.extend(children)\n",
-)
+TRAVERSAL_BREADTH_FIRST = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+-            name, module = stack.pop()
++            name, module = stack.pop(0)
+@@
+-            stack.extend(reversed(children))  # the first child is popped first
++            stack.extend(children)
+""")
+
+SOLUTION.student("breadth_first_walk", {"traversal": TRAVERSAL_BREADTH_FIRST},
+                 (0, 0, 2, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 2})
 
 # Pairs as lists: [name, module] reads like a pair, but nn.Module gives tuples.
-TRAVERSAL_LIST_PAIRS = _variant(
-    _variant(
-        TRAVERSAL_CORRECT, "            found.append((name, module))\n", "            found.append([name, module])\n"
-    ),
-    '                found.append((f"{prefix}.{key}" if prefix else key, value))\n',
-    '                found.append([f"{prefix}.{key}" if prefix else key, value])\n',
-)
+TRAVERSAL_LIST_PAIRS = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+-            found.append((name, module))
++            found.append([name, module])
+@@
+-                found.append((f"{prefix}.{key}" if prefix else key, value))
++                found.append([f"{prefix}.{key}" if prefix else key, value])
+""")
+
+SOLUTION.student("list_pairs", {"traversal": TRAVERSAL_LIST_PAIRS},
+                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 1})
 
 # named_modules remembers nothing: a shared submodule is yielded (and walked) once per name.
-TRAVERSAL_MODULES_NOT_DEDUPLICATED = _variant(
-    TRAVERSAL_CORRECT,
-    """            if id(module) in seen:
-                continue
-""",
-    "",
-)
+TRAVERSAL_MODULES_NOT_DEDUPLICATED = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+-            if id(module) in seen:
+-                continue
+""")
+
+SOLUTION.student("modules_not_deduplicated", {"traversal": TRAVERSAL_MODULES_NOT_DEDUPLICATED},
+                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 3})
 
 # named_buffers leaves out the non-persistent buffers, as state_dict() does: persistence is state_dict's business.
-TRAVERSAL_BUFFERS_PERSISTENT_ONLY = _variant(
-    TRAVERSAL_CORRECT,
-    """                if value is None or id(value) in seen:
-""",
-    """                if value is None or id(value) in seen or key in vars(module)["_non_persistent_buffers_set"]:
-""",
-)
+TRAVERSAL_BUFFERS_PERSISTENT_ONLY = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+-                if value is None or id(value) in seen:
++                if value is None or id(value) in seen or key in vars(module)["_non_persistent_buffers_set"]:
+""")
 
 # named_modules marks each module it reaches in the module itself and never clears the mark: the first call is
 # right, every later call finds the tree already walked.
-TRAVERSAL_MARKS_STAY = _variant(
-    TRAVERSAL_CORRECT,
-    """            if id(module) in seen:
-                continue
-            seen.add(id(module))
-""",
-    """            if vars(module).get("_walked"):
-                continue
-            vars(module)["_walked"] = True
-""",
-)
+TRAVERSAL_MARKS_STAY = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+-            if id(module) in seen:
++            if vars(module).get("_walked"):
+@@
+-            seen.add(id(module))
++            vars(module)["_walked"] = True
+""")
+
+SOLUTION.student("walk_marks_stay", {"mini_module": MINI_CORRECT, "traversal": TRAVERSAL_MARKS_STAY},
+                 (2, 4, 0, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 6})
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 3: StateDict
@@ -392,130 +367,127 @@ STATE_DICT_CORRECT = '''class StateDict:
         return LoadResult(missing, unexpected)
 '''
 
+SOLUTION.student("module_before_parameter_name", {"mini_module": MINI_MODULE_BEFORE_PARAMETER_NAME,
+                  "state_dict": STATE_DICT_CORRECT},
+                 (2, 0, 0, 0, 2, 4, 0, 0))
+SOLUTION.student("buffer_never_unmarks", {"mini_module": MINI_BUFFER_NEVER_UNMARKS, "state_dict": STATE_DICT_CORRECT},
+                 (2, 0, 0, 0, 2, 4, 0, 0), breaks={"test_mini_module_hidden": 5})
+
 # state_dict() saves every buffer, the non-persistent ones included.
-STATE_DICT_KEEPS_NON_PERSISTENT = _variant(
-    STATE_DICT_CORRECT,
-    """        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
-""",
-    """        result = OrderedDict((prefix + key, value.detach()) for key, value in self._parameters.items()
-                             if value is not None)
-        for key, value in self._buffers.items():
-            if value is not None:
-                result[prefix + key] = value.detach()
-""",
-)
+STATE_DICT_KEEPS_NON_PERSISTENT = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
++        result = OrderedDict((prefix + key, value.detach()) for key, value in self._parameters.items()
++                             if value is not None)
++        for key, value in self._buffers.items():
++            if value is not None:
++                result[prefix + key] = value.detach()
+""")
+
+SOLUTION.student("state_dict_keeps_non_persistent", {"traversal": TRAVERSAL_CORRECT,
+                  "state_dict": STATE_DICT_KEEPS_NON_PERSISTENT},
+                 (0, 0, 2, 4, 0, 0, 0, 0), breaks={"test_state_dict_hidden": 1})
 
 # Under strict=True only missing keys raise: unexpected keys are returned as if strict were False.
-STATE_DICT_STRICT_IGNORES_UNEXPECTED = _variant(
-    STATE_DICT_CORRECT,
-    "        if strict and unexpected:\n",
-    "        if strict and unexpected and not unexpected:\n",
-)
+STATE_DICT_STRICT_IGNORES_UNEXPECTED = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-        if strict and unexpected:
++        if strict and unexpected and not unexpected:
+""")
+
+SOLUTION.student("strict_ignores_unexpected", {"state_dict": STATE_DICT_STRICT_IGNORES_UNEXPECTED},
+                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_state_dict_hidden": 7})
 
 # Checks everything first and copies only when the whole load succeeds: tidy, but nn.Module copies every
 # matching entry before it raises, so after a failed strict load the two models differ.
-STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
-    STATE_DICT_CORRECT,
-    """                else:
-                    with torch.no_grad():
-                        tensor.copy_(value)
-""",
-    """                else:
-                    pending.append((tensor, value))
-""",
-)
-STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
-    STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
-    "        missing, unexpected, errors = [], [], []\n",
-    "        missing, unexpected, errors, pending = [], [], [], []\n",
-)
-STATE_DICT_COPIES_ONLY_WHEN_CLEAN = _variant(
-    STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
-    "        if messages:\n",
-    """        if not messages:
-            with torch.no_grad():
-                for tensor, value in pending:
-                    tensor.copy_(value)
-        if messages:
-""",
-)
+STATE_DICT_COPIES_ONLY_WHEN_CLEAN = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-        missing, unexpected, errors = [], [], []
++        missing, unexpected, errors, pending = [], [], [], []
+@@
+-                    with torch.no_grad():
+-                        tensor.copy_(value)
++                    pending.append((tensor, value))
+@@
+         messages.extend(errors)
++        if not messages:
++            with torch.no_grad():
++                for tensor, value in pending:
++                    tensor.copy_(value)
+""")
 
 # Unexpected keys as "every key of the checkpoint that state_dict() does not have", in checkpoint order:
 # the order differs from nn.Module's (module by module), and a key under a None submodule is reported.
-STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = _variant(
-    STATE_DICT_CORRECT,
-    """            for key in checkpoint:
-                if not key.startswith(prefix):
-                    continue
-                rest = key[len(prefix):]
-                if "." in rest:
-                    if rest.split(".", 1)[0] not in module._modules:
-                        unexpected.append(key)
-                elif rest not in own:
-                    unexpected.append(key)
-""",
-    """            if module is self:
-                known = set(self.state_dict())
-                unexpected.extend(key for key in checkpoint if key not in known)
-""",
-)
+STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-            for key in checkpoint:
+-                if not key.startswith(prefix):
+-                    continue
+-                rest = key[len(prefix):]
+-                if "." in rest:
+-                    if rest.split(".", 1)[0] not in module._modules:
+-                        unexpected.append(key)
+-                elif rest not in own:
+-                    unexpected.append(key)
++            if module is self:
++                known = set(self.state_dict())
++                unexpected.extend(key for key in checkpoint if key not in known)
+""")
+
+SOLUTION.student("unexpected_by_set_difference", {"state_dict": STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE},
+                 (0, 0, 0, 0, 2, 0, 0, 0), breaks={"test_state_dict_hidden": 6})
 
 # state_dict() borrows named_modules' memo: a submodule registered under two names is saved under the first only.
-STATE_DICT_SKIPS_SHARED = _variant(
-    _variant(
-        STATE_DICT_CORRECT,
-        """    def state_dict(self, prefix=""):
-        \"\"\"A new OrderedDict {qualified key: detached tensor} of every parameter and persistent buffer.\"\"\"
-""",
-        """    def state_dict(self, prefix="", seen=None):
-        \"\"\"A new OrderedDict {qualified key: detached tensor} of every parameter and persistent buffer.\"\"\"
-        seen = set() if seen is None else seen
-        seen.add(id(self))
-""",
-    ),
-    """            if child is not None:
-                result.update(child.state_dict(prefix + key + "."))
-""",
-    """            if child is not None and id(child) not in seen:
-                result.update(child.state_dict(prefix + key + ".", seen))
-""",
-)
+STATE_DICT_SKIPS_SHARED = SOLUTION.edited_answer(STATE_DICT_CORRECT, '''
+-    def state_dict(self, prefix=""):
++    def state_dict(self, prefix="", seen=None):
+@@
+         """A new OrderedDict {qualified key: detached tensor} of every parameter and persistent buffer."""
++        seen = set() if seen is None else seen
++        seen.add(id(self))
+@@
+-            if child is not None:
+-                result.update(child.state_dict(prefix + key + "."))
++            if child is not None and id(child) not in seen:
++                result.update(child.state_dict(prefix + key + ".", seen))
+''')
+
+SOLUTION.student("state_dict_skips_shared", {"state_dict": STATE_DICT_SKIPS_SHARED},
+                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_state_dict_hidden": 2})
 
 # The values are the registered tensors themselves, not detached: a saved Parameter still requires grad.
-STATE_DICT_NOT_DETACHED = _variant(
-    STATE_DICT_CORRECT,
-    "        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())\n",
-    "        result = OrderedDict((prefix + key, value) for key, value in self._own_tensors().items())\n",
-)
+STATE_DICT_NOT_DETACHED = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
++        result = OrderedDict((prefix + key, value) for key, value in self._own_tensors().items())
+""")
+
+SOLUTION.student("state_dict_not_detached", {"traversal": TRAVERSAL_CORRECT, "state_dict": STATE_DICT_NOT_DETACHED},
+                 (0, 0, 2, 4, 0, 0, 0, 0), breaks={"test_state_dict_hidden": 3})
 
 # No mapping check: dict(state_dict) happily turns a list of (key, tensor) pairs into a checkpoint.
-STATE_DICT_ACCEPTS_PAIRS = _variant(
-    STATE_DICT_CORRECT,
-    """        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"a checkpoint must be a mapping, not {type(state_dict).__name__}")
-""",
-    "",
-)
+STATE_DICT_ACCEPTS_PAIRS = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-        if not isinstance(state_dict, Mapping):
+-            raise TypeError(f"a checkpoint must be a mapping, not {type(state_dict).__name__}")
+""")
+
+SOLUTION.student("load_accepts_pairs", {"state_dict": STATE_DICT_ACCEPTS_PAIRS},
+                 (0, 0, 0, 0, 2, 0, 0, 0), breaks={"test_state_dict_hidden": 4})
 
 # Assigns the checkpoint's tensor as the data instead of copying into it: the module keeps its tensor object,
 # but takes the checkpoint's dtype (and memory).
-STATE_DICT_ASSIGNS_DATA = _variant(
-    STATE_DICT_CORRECT,
-    """                else:
-                    with torch.no_grad():
-                        tensor.copy_(value)
-""",
-    """                else:
-                    tensor.data = value
-""",
-)
+STATE_DICT_ASSIGNS_DATA = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-                    with torch.no_grad():
+-                        tensor.copy_(value)
++                    tensor.data = value
+""")
+
+SOLUTION.student("load_assigns_data", {"state_dict": STATE_DICT_ASSIGNS_DATA},
+                 (0, 0, 0, 0, 2, 0, 0, 0), breaks={"test_state_dict_hidden": 5})
 
 # Returns a plain tuple (missing, unexpected) instead of the LoadResult named tuple.
-STATE_DICT_RETURNS_TUPLE = _variant(
-    STATE_DICT_CORRECT,
-    "        return LoadResult(missing, unexpected)\n",
-    "        return missing, unexpected\n",
-)
+STATE_DICT_RETURNS_TUPLE = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-        return LoadResult(missing, unexpected)
++        return missing, unexpected
+""")
+
+SOLUTION.student("load_returns_tuple", {"state_dict": STATE_DICT_RETURNS_TUPLE},
+                 (0, 0, 0, 0, 2, 0, 0, 0), breaks={"test_state_dict_hidden": 8})
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 4: HookHandle and ModesAndHooks
@@ -586,269 +558,128 @@ class ModesAndHooks:
         return result
 '''
 
+SOLUTION.student("getattr_recurses", {"mini_module": MINI_GETATTR_RECURSES, "modes_and_hooks": MODES_CORRECT},
+                 (0, 0, 0, 0, 0, 0, 2, 4), breaks={"test_mini_module_hidden": 3})
+SOLUTION.student("copies_only_when_clean", {"state_dict": STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
+                  "modes_and_hooks": MODES_CORRECT},
+                 (0, 0, 0, 0, 2, 0, 2, 4))
+SOLUTION.student("delattr_keeps_mark", {"mini_module": MINI_DELATTR_KEEPS_MARK, "modes_and_hooks": MODES_CORRECT},
+                 (0, 0, 0, 0, 0, 0, 2, 4), breaks={"test_mini_module_hidden": 4})
+SOLUTION.student("buffers_persistent_only", {"traversal": TRAVERSAL_BUFFERS_PERSISTENT_ONLY,
+                  "modes_and_hooks": MODES_CORRECT},
+                 (0, 0, 0, 0, 0, 0, 2, 4), breaks={"test_traversal_hidden": 5})
+# Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
+# their 12 points: the parts are graded independently.
+SOLUTION.student("parts_2_and_4_only", {"traversal": TRAVERSAL_CORRECT, "modes_and_hooks": MODES_CORRECT},
+                 (0, 0, 2, 4, 0, 0, 2, 4))
+SOLUTION.control("alternative_correct", {"mini_module": MINI_CORRECT,
+                                         "traversal": TRAVERSAL_CORRECT,
+                                         "state_dict": STATE_DICT_CORRECT,
+                                         "modes_and_hooks": MODES_CORRECT})
+
 # train() sets the flag of the module it is called on and stops there, like `module.training = mode`.
-MODES_TRAIN_ROOT_ONLY = _variant(
-    MODES_CORRECT,
-    "            stack.extend(child for child in module._modules.values() if child is not None)\n",
-    "",
-)
+MODES_TRAIN_ROOT_ONLY = SOLUTION.edited_answer(MODES_CORRECT, """
+-            stack.extend(child for child in module._modules.values() if child is not None)
+""")
+
+SOLUTION.student("train_sets_root_only", {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_TRAIN_ROOT_ONLY},
+                 (2, 4, 0, 0, 0, 0, 0, 0))
 
 # remove() deletes without looking: the second call raises KeyError.
-MODES_REMOVE_RAISES_SECOND_TIME = _variant(
-    MODES_CORRECT,
-    """        if self.key in self.table:
-            del self.table[self.key]
-""",
-    """        del self.table[self.key]
-""",
-)
+MODES_REMOVE_RAISES_SECOND_TIME = SOLUTION.edited_answer(MODES_CORRECT, """
+-        if self.key in self.table:
+-            del self.table[self.key]
++        del self.table[self.key]
+""")
+
+SOLUTION.student("remove_raises_second_time", {"modes_and_hooks": MODES_REMOVE_RAISES_SECOND_TIME},
+                 (0, 0, 0, 0, 0, 0, 0, 0))
 
 # The key of a new hook is the size of its table: after a removal, a new hook can take the key of one that
 # is still there and overwrite it, and an old handle then removes a newer hook.
-MODES_KEYS_BY_TABLE_LENGTH = _variant(
-    MODES_CORRECT,
-    "        self.key = next(HookHandle.ids)\n",
-    "        self.key = len(table)\n",
-)
+MODES_KEYS_BY_TABLE_LENGTH = SOLUTION.edited_answer(MODES_CORRECT, """
+-        self.key = next(HookHandle.ids)
++        self.key = len(table)
+""")
+
+SOLUTION.student("hook_keys_by_table_length", {"state_dict": STATE_DICT_CORRECT,
+                  "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH},
+                 (0, 0, 0, 0, 2, 4, 2, 0), breaks={"test_modes_and_hooks_hidden": 3})
 
 # `mode not in (True, False)` lets 1 and 0 through, since 1 == True and 0 == False.
-MODES_TRAIN_ACCEPTS_INTS = _variant(
-    MODES_CORRECT,
-    "        if type(mode) is not bool:\n",
-    "        if mode not in (True, False):\n",
-)
+MODES_TRAIN_ACCEPTS_INTS = SOLUTION.edited_answer(MODES_CORRECT, """
+-        if type(mode) is not bool:
++        if mode not in (True, False):
+""")
+
+SOLUTION.student("train_accepts_ints", {"modes_and_hooks": MODES_TRAIN_ACCEPTS_INTS},
+                 (0, 0, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 1})
 
 # __call__ hands the forward hooks the arguments as they came in, not as the pre-hooks left them.
-MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = _variant(
-    _variant(
-        MODES_CORRECT,
-        "        for hook in tuple(self._forward_pre_hooks.values()):\n",
-        "        original = args\n        for hook in tuple(self._forward_pre_hooks.values()):\n",
-    ),
-    "            replaced = hook(self, args, result)\n",
-    "            replaced = hook(self, original, result)\n",
-)
+MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(MODES_CORRECT, '''
+         """module(*args, **kwargs): the pre-hooks, forward, then the forward hooks."""
++        original = args
+@@
+-            replaced = hook(self, args, result)
++            replaced = hook(self, original, result)
+''')
+
+SOLUTION.student("forward_hooks_see_original_args", {"traversal": TRAVERSAL_CORRECT,
+                  "modes_and_hooks": MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS},
+                 (0, 0, 2, 4, 0, 0, 0, 0), breaks={"test_modes_and_hooks_hidden": 7})
 
 # eval() sets the flag of the module it is called on only, instead of calling train(False).
-MODES_EVAL_ROOT_ONLY = _variant(
-    MODES_CORRECT,
-    """        return self.train(False)
-""",
-    """        self.training = False
-        return self
-""",
-)
+MODES_EVAL_ROOT_ONLY = SOLUTION.edited_answer(MODES_CORRECT, """
+-        return self.train(False)
++        self.training = False
++        return self
+""")
+
+SOLUTION.student("eval_root_only", {"modes_and_hooks": MODES_EVAL_ROOT_ONLY},
+                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_modes_and_hooks_hidden": 2})
 
 # remove() looks its hook up by value: it deletes the first entry holding the same callable, which is another
 # handle's entry when one callable was registered twice.
-MODES_REMOVE_BY_CALLABLE = _variant(
-    _variant(
-        _variant(
-            MODES_CORRECT,
-            """    def __init__(self, table):
-        \"\"\"Remember the table; take a new id from a counter shared by every handle.\"\"\"
-        self.table = table
-""",
-            """    def __init__(self, table, hook=None):
-        \"\"\"Remember the table; take a new id from a counter shared by every handle.\"\"\"
-        self.table = table
-        self.hook = hook
-""",
-        ),
-        """        if self.key in self.table:
-            del self.table[self.key]
-""",
-        """        for key, hook in self.table.items():
-            if hook is self.hook:
-                del self.table[key]
-                break
-""",
-    ),
-    "        handle = HookHandle(table)\n",
-    "        handle = HookHandle(table, hook)\n",
-)
+MODES_REMOVE_BY_CALLABLE = SOLUTION.edited_answer(MODES_CORRECT, """
+-    def __init__(self, table):
++    def __init__(self, table, hook=None):
+@@
+         self.table = table
++        self.hook = hook
+@@
+-        if self.key in self.table:
+-            del self.table[self.key]
++        for key, hook in self.table.items():
++            if hook is self.hook:
++                del self.table[key]
++                break
+@@
+-        handle = HookHandle(table)
++        handle = HookHandle(table, hook)
+""")
+
+SOLUTION.student("remove_by_callable", {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_REMOVE_BY_CALLABLE},
+                 (2, 4, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 4})
 
 # Every pre-hook gets the arguments the module was called with, not the ones the previous pre-hook returned.
-MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = _variant(
-    _variant(
-        MODES_CORRECT,
-        "        for hook in tuple(self._forward_pre_hooks.values()):\n",
-        "        original = args\n        for hook in tuple(self._forward_pre_hooks.values()):\n",
-    ),
-    "            new_args = hook(self, args)\n",
-    "            new_args = hook(self, original)\n",
-)
+MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(MODES_CORRECT, '''
+         """module(*args, **kwargs): the pre-hooks, forward, then the forward hooks."""
++        original = args
+@@
+-            new_args = hook(self, args)
++            new_args = hook(self, original)
+''')
+
+SOLUTION.student("pre_hooks_see_original_args", {"modes_and_hooks": MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS},
+                 (0, 0, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 5})
 
 # The keyword arguments never reach forward.
-MODES_KWARGS_DROPPED = _variant(
-    MODES_CORRECT,
-    "        result = self.forward(*args, **kwargs)\n",
-    "        result = self.forward(*args)\n",
-)
+MODES_KWARGS_DROPPED = SOLUTION.edited_answer(MODES_CORRECT, """
+-        result = self.forward(*args, **kwargs)
++        result = self.forward(*args)
+""")
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "parameter_keeps_submodule": {
-        "mini_module": MINI_PARAMETER_KEEPS_SUBMODULE,
-        "traversal": TRAVERSAL_CORRECT,
-    },
-    "module_before_parameter_name": {
-        "mini_module": MINI_MODULE_BEFORE_PARAMETER_NAME,
-        "state_dict": STATE_DICT_CORRECT,
-    },
-    "getattr_recurses": {
-        "mini_module": MINI_GETATTR_RECURSES,
-        "modes_and_hooks": MODES_CORRECT,
-    },
-    "parameter_checks_before_removal": {"mini_module": MINI_CHECKS_BEFORE_REMOVAL},
-    "parameters_not_deduplicated": {
-        "mini_module": MINI_CORRECT,
-        "traversal": TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED,
-    },
-    "breadth_first_walk": {"traversal": TRAVERSAL_BREADTH_FIRST},
-    "state_dict_keeps_non_persistent": {
-        "traversal": TRAVERSAL_CORRECT,
-        "state_dict": STATE_DICT_KEEPS_NON_PERSISTENT,
-    },
-    "strict_ignores_unexpected": {"state_dict": STATE_DICT_STRICT_IGNORES_UNEXPECTED},
-    "copies_only_when_clean": {
-        "state_dict": STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
-        "modes_and_hooks": MODES_CORRECT,
-    },
-    "unexpected_by_set_difference": {"state_dict": STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE},
-    "train_sets_root_only": {
-        "mini_module": MINI_CORRECT,
-        "modes_and_hooks": MODES_TRAIN_ROOT_ONLY,
-    },
-    "remove_raises_second_time": {"modes_and_hooks": MODES_REMOVE_RAISES_SECOND_TIME},
-    "hook_keys_by_table_length": {
-        "state_dict": STATE_DICT_CORRECT,
-        "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH,
-    },
-    "train_accepts_ints": {"modes_and_hooks": MODES_TRAIN_ACCEPTS_INTS},
-    "delattr_keeps_mark": {
-        "mini_module": MINI_DELATTR_KEEPS_MARK,
-        "modes_and_hooks": MODES_CORRECT,
-    },
-    "forward_hooks_see_original_args": {
-        "traversal": TRAVERSAL_CORRECT,
-        "modes_and_hooks": MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS,
-    },
-    "init_clears_dict": {"mini_module": MINI_INIT_CLEARS_DICT},
-    "buffer_never_unmarks": {"mini_module": MINI_BUFFER_NEVER_UNMARKS, "state_dict": STATE_DICT_CORRECT},
-    "list_pairs": {"traversal": TRAVERSAL_LIST_PAIRS},
-    "modules_not_deduplicated": {"traversal": TRAVERSAL_MODULES_NOT_DEDUPLICATED},
-    "buffers_persistent_only": {"traversal": TRAVERSAL_BUFFERS_PERSISTENT_ONLY, "modes_and_hooks": MODES_CORRECT},
-    "walk_marks_stay": {"mini_module": MINI_CORRECT, "traversal": TRAVERSAL_MARKS_STAY},
-    "state_dict_skips_shared": {"state_dict": STATE_DICT_SKIPS_SHARED},
-    "state_dict_not_detached": {"traversal": TRAVERSAL_CORRECT, "state_dict": STATE_DICT_NOT_DETACHED},
-    "load_accepts_pairs": {"state_dict": STATE_DICT_ACCEPTS_PAIRS},
-    "load_assigns_data": {"state_dict": STATE_DICT_ASSIGNS_DATA},
-    "load_returns_tuple": {"state_dict": STATE_DICT_RETURNS_TUPLE},
-    "eval_root_only": {"modes_and_hooks": MODES_EVAL_ROOT_ONLY},
-    "remove_by_callable": {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_REMOVE_BY_CALLABLE},
-    "pre_hooks_see_original_args": {"modes_and_hooks": MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS},
-    "kwargs_dropped": {"modes_and_hooks": MODES_KWARGS_DROPPED},
-    # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
-    # their 12 points: the parts are graded independently.
-    "parts_2_and_4_only": {
-        "traversal": TRAVERSAL_CORRECT,
-        "modes_and_hooks": MODES_CORRECT,
-    },
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 24/24.
-    "alternative_correct": {
-        "mini_module": MINI_CORRECT,
-        "traversal": TRAVERSAL_CORRECT,
-        "state_dict": STATE_DICT_CORRECT,
-        "modes_and_hooks": MODES_CORRECT,
-    },
-}
+SOLUTION.student("kwargs_dropped", {"modes_and_hooks": MODES_KWARGS_DROPPED},
+                 (0, 0, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 6})
 
-
-def _points(mini=(0, 0), traversal=(0, 0), state_dict=(0, 0), modes=(0, 0)):
-    return {
-        "test_mini_module_visible": mini[0],
-        "test_mini_module_hidden": mini[1],
-        "test_traversal_visible": traversal[0],
-        "test_traversal_hidden": traversal[1],
-        "test_state_dict_visible": state_dict[0],
-        "test_state_dict_hidden": state_dict[1],
-        "test_modes_and_hooks_visible": modes[0],
-        "test_modes_and_hooks_hidden": modes[1],
-    }
-
-
-# student name -> {test grade_id: points that cell must earn}; all eight test cells listed for every student.
-EXPECTED = {
-    "parameter_keeps_submodule": _points(mini=(2, 0), traversal=(2, 4)),
-    "module_before_parameter_name": _points(mini=(2, 0), state_dict=(2, 4)),
-    "getattr_recurses": _points(mini=(0, 0), modes=(2, 4)),
-    "parameter_checks_before_removal": _points(mini=(2, 0)),
-    "parameters_not_deduplicated": _points(mini=(2, 4), traversal=(0, 0)),
-    "breadth_first_walk": _points(traversal=(2, 0)),
-    "state_dict_keeps_non_persistent": _points(traversal=(2, 4), state_dict=(0, 0)),
-    "strict_ignores_unexpected": _points(state_dict=(0, 0)),
-    "copies_only_when_clean": _points(state_dict=(2, 0), modes=(2, 4)),
-    "unexpected_by_set_difference": _points(state_dict=(2, 0)),
-    "train_sets_root_only": _points(mini=(2, 4), modes=(0, 0)),
-    "remove_raises_second_time": _points(modes=(0, 0)),
-    "hook_keys_by_table_length": _points(state_dict=(2, 4), modes=(2, 0)),
-    "train_accepts_ints": _points(modes=(2, 0)),
-    "delattr_keeps_mark": _points(mini=(0, 0), modes=(2, 4)),
-    "forward_hooks_see_original_args": _points(traversal=(2, 4), modes=(0, 0)),
-    "init_clears_dict": _points(mini=(0, 0)),
-    "buffer_never_unmarks": _points(mini=(2, 0), state_dict=(2, 4)),
-    "list_pairs": _points(traversal=(0, 0)),
-    "modules_not_deduplicated": _points(traversal=(0, 0)),
-    "buffers_persistent_only": _points(traversal=(0, 0), modes=(2, 4)),
-    "walk_marks_stay": _points(mini=(2, 4), traversal=(0, 0)),
-    "state_dict_skips_shared": _points(state_dict=(0, 0)),
-    "state_dict_not_detached": _points(traversal=(2, 4), state_dict=(0, 0)),
-    "load_accepts_pairs": _points(state_dict=(2, 0)),
-    "load_assigns_data": _points(state_dict=(2, 0)),
-    "load_returns_tuple": _points(state_dict=(2, 0)),
-    "eval_root_only": _points(modes=(0, 0)),
-    "remove_by_callable": _points(mini=(2, 4), modes=(2, 0)),
-    "pre_hooks_see_original_args": _points(modes=(2, 0)),
-    "kwargs_dropped": _points(modes=(2, 0)),
-    "parts_2_and_4_only": _points(traversal=(2, 4), modes=(2, 4)),
-    "alternative_correct": _points(mini=(2, 4), traversal=(2, 4), state_dict=(2, 4), modes=(2, 4)),
-}
-
-# hidden test cell -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
-BREAKS = {
-    "test_mini_module_hidden": {
-        1: "init_clears_dict",
-        2: "parameter_keeps_submodule",
-        3: "getattr_recurses",
-        4: "delattr_keeps_mark",
-        5: "buffer_never_unmarks",
-    },
-    "test_traversal_hidden": {
-        1: "list_pairs",
-        2: "breadth_first_walk",
-        3: "modules_not_deduplicated",
-        4: "parameters_not_deduplicated",
-        5: "buffers_persistent_only",
-        6: "walk_marks_stay",
-    },
-    "test_state_dict_hidden": {
-        1: "state_dict_keeps_non_persistent",
-        2: "state_dict_skips_shared",
-        3: "state_dict_not_detached",
-        4: "load_accepts_pairs",
-        5: "load_assigns_data",
-        6: "unexpected_by_set_difference",
-        7: "strict_ignores_unexpected",
-        8: "load_returns_tuple",
-    },
-    "test_modes_and_hooks_hidden": {
-        1: "train_accepts_ints",
-        2: "eval_root_only",
-        3: "hook_keys_by_table_length",
-        4: "remove_by_callable",
-        5: "pre_hooks_see_original_args",
-        6: "kwargs_dropped",
-        7: "forward_hooks_see_original_args",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

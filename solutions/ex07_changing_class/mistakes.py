@@ -1,12 +1,11 @@
-"""Synthetic wrong answers to exercise 7 and the points each graded cell must give them.
+"""Typical answers to exercise 7 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex07_changing_class"
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_export_visible", "test_export_hidden",
+    "test_materialize_visible", "test_materialize_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: export_plain_state_dict
@@ -19,6 +18,8 @@ EXPORT_ORIGINAL_VALUES = '''def export_plain_state_dict(model):
             for key, value in model.state_dict().items()}
 '''
 
+SOLUTION.student("export_original_values", {"export_plain_state_dict": EXPORT_ORIGINAL_VALUES}, (0, 0, 0, 0))
+
 # Removes the parametrizations from the model itself: right keys and values, and the model is changed for good.
 EXPORT_REMOVES_ON_MODEL = '''def export_plain_state_dict(model):
     """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
@@ -29,19 +30,22 @@ EXPORT_REMOVES_ON_MODEL = '''def export_plain_state_dict(model):
     return dict(model.state_dict())
 '''
 
+SOLUTION.student("export_removes_on_model", {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL}, (0, 0, 0, 0))
+
 # Removes them from a deep copy: the copy shares its generated class with the model, so removing the property
 # from the copy's class breaks the model (and the key order follows the copy, not the model).
-EXPORT_DEEPCOPY_REMOVE = '''def export_plain_state_dict(model):
-    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
-    import copy
+EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, """
+-    for module in model.modules():
++    import copy
++
++    plain = copy.deepcopy(model)
++    for module in plain.modules():
+@@
+-    return dict(model.state_dict())
++    return dict(plain.state_dict())
+""")
 
-    plain = copy.deepcopy(model)
-    for module in plain.modules():
-        while parametrize.is_parametrized(module):
-            name = next(iter(module.parametrizations))
-            parametrize.remove_parametrizations(module, name, leave_parametrized=True)
-    return dict(plain.state_dict())
-'''
+SOLUTION.student("export_deepcopy_remove", {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE}, (0, 0, 0, 0))
 
 # Computes the values with autograd on and never detaches: every renamed value requires grad.
 EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
@@ -62,94 +66,15 @@ EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
     return plain
 '''
 
+SOLUTION.student("export_keeps_graph", {"export_plain_state_dict": EXPORT_KEEPS_GRAPH}, (0, 0, 0, 0))
+
 # Walks named_modules() with its default de-duplication: a shared module's second prefix keeps its old key.
-EXPORT_FIRST_NAME_ONLY = '''def export_plain_state_dict(model):
-    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
-    stored = {}
-    for prefix, module in model.named_modules():
-        if parametrize.is_parametrized(module):
-            dotted = f"{prefix}." if prefix else ""
-            for name in module.parametrizations:
-                stored[f"{dotted}parametrizations.{name}.original"] = (f"{dotted}{name}", module, name)
-    plain = {}
-    with torch.no_grad():
-        for key, value in model.state_dict().items():
-            if key in stored:
-                plain_key, module, name = stored[key]
-                plain[plain_key] = getattr(module, name).detach()
-            else:
-                plain[key] = value
-    return plain
-'''
+EXPORT_FIRST_NAME_ONLY = SOLUTION.edited("export_plain_state_dict", """
+-    for prefix, module in model.named_modules(remove_duplicate=False):
++    for prefix, module in model.named_modules():
+""")
 
-# Applies only the first parametrization of each name: right for one, wrong when two are stacked.
-EXPORT_FIRST_PARAMETRIZATION_ONLY = '''def export_plain_state_dict(model):
-    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
-    plain = {}
-    with torch.no_grad():
-        for key, value in model.state_dict().items():
-            head, marker, tail = key.rpartition("parametrizations.")
-            if marker and tail.endswith(".original"):
-                name = tail[: -len(".original")]
-                holder = model.get_submodule(head[:-1]) if head else model
-                plain[head + name] = holder.parametrizations[name][0](value).detach()
-            else:
-                plain[key] = value
-    return plain
-'''
-
-# Puts the plain entries first and the computed ones at the end: right keys and values, wrong order.
-EXPORT_APPENDS_AT_END = '''def export_plain_state_dict(model):
-    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
-    plain, computed = {}, {}
-    with torch.no_grad():
-        for key, value in model.state_dict().items():
-            head, marker, tail = key.rpartition("parametrizations.")
-            if marker and tail.endswith(".original"):
-                name = tail[: -len(".original")]
-                holder = model.get_submodule(head[:-1]) if head else model
-                computed[head + name] = getattr(holder, name).detach()
-            else:
-                plain[key] = value
-    return {**plain, **computed}
-'''
-
-# Builds the result as state_dict() does, in an OrderedDict: right keys and values, but not exactly a dict.
-EXPORT_ORDERED_DICT = '''def export_plain_state_dict(model):
-    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
-    from collections import OrderedDict
-
-    stored = {}
-    for prefix, module in model.named_modules(remove_duplicate=False):
-        if parametrize.is_parametrized(module):
-            dotted = f"{prefix}." if prefix else ""
-            for name in module.parametrizations:
-                stored[f"{dotted}parametrizations.{name}.original"] = (f"{dotted}{name}", module, name)
-    plain = OrderedDict()
-    with torch.no_grad():
-        for key, value in model.state_dict().items():
-            if key in stored:
-                plain_key, module, name = stored[key]
-                plain[plain_key] = getattr(module, name).detach()
-            else:
-                plain[key] = value
-    return plain
-'''
-
-# Notes the keys first, then removes every parametrization from the model itself (leave_parametrized=True) and reads
-# the plain values back in the noted order: right keys, order and values, and the model is changed for good.
-EXPORT_REMOVES_KEEPING_ORDER = '''def export_plain_state_dict(model):
-    """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
-    import re
-
-    keys = [re.sub(r"parametrizations\\.(\\w+)\\.original$", r"\\1", key) for key in model.state_dict()]
-    for module in model.modules():
-        while parametrize.is_parametrized(module):
-            name = next(iter(module.parametrizations))
-            parametrize.remove_parametrizations(module, name, leave_parametrized=True)
-    state = model.state_dict()
-    return {key: state[key] for key in keys}
-'''
+SOLUTION.student("export_first_name_only", {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY}, (2, 0, 0, 0))
 
 # A correct part 1 written differently: parses each key and resolves its module by path.
 EXPORT_CORRECT_BY_KEY = '''def export_plain_state_dict(model):
@@ -167,6 +92,61 @@ EXPORT_CORRECT_BY_KEY = '''def export_plain_state_dict(model):
     return plain
 '''
 
+# Applies only the first parametrization of each name: right for one, wrong when two are stacked.
+EXPORT_FIRST_PARAMETRIZATION_ONLY = SOLUTION.edited_answer(EXPORT_CORRECT_BY_KEY, """
+-                value = getattr(holder, name).detach()
+-                key = head + name
+-            plain[key] = value
++                plain[head + name] = holder.parametrizations[name][0](value).detach()
++            else:
++                plain[key] = value
+""")
+
+SOLUTION.student("export_first_parametrization_only", {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
+                 (2, 0, 0, 0), breaks={"test_export_hidden": 3})
+
+# Puts the plain entries first and the computed ones at the end: right keys and values, wrong order.
+EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(EXPORT_FIRST_PARAMETRIZATION_ONLY, """
+-    plain = {}
++    plain, computed = {}, {}
+@@
+-                plain[head + name] = holder.parametrizations[name][0](value).detach()
++                computed[head + name] = getattr(holder, name).detach()
+@@
+-    return plain
++    return {**plain, **computed}
+""")
+
+SOLUTION.student("export_appends_at_end", {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
+                 (0, 0, 0, 0), breaks={"test_export_hidden": 2})
+
+# Builds the result as state_dict() does, in an OrderedDict: right keys and values, but not exactly a dict.
+EXPORT_ORDERED_DICT = SOLUTION.edited("export_plain_state_dict", '''
+     """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
++    from collections import OrderedDict
++
+@@
+-    plain = {}
++    plain = OrderedDict()
+''')
+
+# Notes the keys first, then removes every parametrization from the model itself (leave_parametrized=True) and reads
+# the plain values back in the noted order: right keys, order and values, and the model is changed for good.
+EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, '''
+     """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
++    import re
++
++    keys = [re.sub(r"parametrizations\\.(\\w+)\\.original$", r"\\1", key) for key in model.state_dict()]
+@@
+-    return dict(model.state_dict())
++    state = model.state_dict()
++    return {key: state[key] for key in keys}
+''')
+
+SOLUTION.student("export_removes_keeping_order", {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
+                 (0, 0, 0, 0), breaks={"test_export_hidden": 4})
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: materialize
 # ---------------------------------------------------------------------------------------------------------
@@ -182,27 +162,29 @@ MATERIALIZE_TRAIN_AFTER = '''def materialize(model, *args):
     return model
 '''
 
+SOLUTION.student("materialize_train_after", {"materialize": MATERIALIZE_TRAIN_AFTER}, (0, 0, 0, 0))
+
 # Restores the root's flag with train(mode): train() recurses, so mixed modes are lost.
-MATERIALIZE_ROOT_FLAG_ONLY = '''def materialize(model, *args):
-    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
-    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
-        was_training = model.training
-        model.eval()
-        with torch.no_grad():
-            model(*args)
-        model.train(was_training)
-    return model
-'''
+MATERIALIZE_ROOT_FLAG_ONLY = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
+     if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
++        was_training = model.training
+@@
+-        model.train()
++        model.train(was_training)
+""")
+
+SOLUTION.student("materialize_root_flag_only", {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
+                 (0, 0, 0, 0), breaks={"test_materialize_hidden": 3})
 
 # Runs the dry call in whatever mode the model is in: norm layers in training mode count the batch and move
 # their running statistics.
-MATERIALIZE_KEEPS_MODE = '''def materialize(model, *args):
-    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
-    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
-        with torch.no_grad():
-            model(*args)
-    return model
-'''
+MATERIALIZE_KEEPS_MODE = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
+-        model.eval()
+@@
+-        model.train()
+""")
+
+SOLUTION.student("materialize_keeps_mode", {"materialize": MATERIALIZE_KEEPS_MODE}, (0, 0, 0, 0))
 
 # Always calls the model, also when nothing is lazy.
 MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
@@ -217,38 +199,36 @@ MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
     return model
 '''
 
+SOLUTION.student("materialize_always_calls", {"materialize": MATERIALIZE_ALWAYS_CALLS},
+                 (0, 0, 0, 0), breaks={"test_materialize_hidden": 2})
+
 # Asks has_uninitialized_params(): a lazy module whose parameters came from a checkpoint stays lazy.
-MATERIALIZE_UNINITIALIZED_ONLY = '''def materialize(model, *args):
-    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
-    lazy = [m for m in model.modules() if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
-    if lazy:
-        flags = [(module, module.training) for module in model.modules()]
-        for module, _ in flags:
-            module.training = False
-        with torch.no_grad():
-            model(*args)
-        for module, flag in flags:
-            module.training = flag
-    return model
-'''
+MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(MATERIALIZE_KEEPS_MODE, """
+-    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
++    lazy = [m for m in model.modules() if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
++    if lazy:
++        flags = [(module, module.training) for module in model.modules()]
++        for module, _ in flags:
++            module.training = False
+@@
+             model(*args)
++        for module, flag in flags:
++            module.training = flag
+""")
+
+SOLUTION.student("materialize_uninitialized_only", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
+                  "materialize": MATERIALIZE_UNINITIALIZED_ONLY},
+                 (2, 4, 2, 0))
 
 # Returns early with a bare `return` when nothing is lazy: None instead of the model.
-MATERIALIZE_RETURNS_NONE_WHEN_READY = '''def materialize(model, *args):
-    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
-    modules = list(model.modules())
-    if not any(isinstance(module, LazyModuleMixin) for module in modules):
-        return
-    flags = [(module, module.training) for module in modules]
-    for module in modules:
-        module.training = False
-    try:
-        with torch.no_grad():
-            model(*args)
-    finally:
-        for module, flag in flags:
-            module.training = flag
-    return model
-'''
+MATERIALIZE_RETURNS_NONE_WHEN_READY = SOLUTION.edited("materialize", """
+-        return model
++        return
+""")
+
+SOLUTION.student("export_ordered_dict", {"export_plain_state_dict": EXPORT_ORDERED_DICT,
+                  "materialize": MATERIALIZE_RETURNS_NONE_WHEN_READY},
+                 (0, 0, 0, 0), breaks={"test_export_hidden": 1, "test_materialize_hidden": 1})
 
 # A correct part 2 written differently: flags kept by qualified name, restored through get_submodule.
 MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
@@ -264,140 +244,7 @@ MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
     return model
 '''
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "export_original_values": {"export_plain_state_dict": EXPORT_ORIGINAL_VALUES},
-    "export_removes_on_model": {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL},
-    "export_deepcopy_remove": {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE},
-    "export_keeps_graph": {"export_plain_state_dict": EXPORT_KEEPS_GRAPH},
-    "export_first_name_only": {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY},
-    "export_first_parametrization_only": {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
-    "export_appends_at_end": {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
-    "export_ordered_dict": {
-        "export_plain_state_dict": EXPORT_ORDERED_DICT,
-        "materialize": MATERIALIZE_RETURNS_NONE_WHEN_READY,
-    },
-    "export_removes_keeping_order": {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
-    "materialize_train_after": {"materialize": MATERIALIZE_TRAIN_AFTER},
-    "materialize_root_flag_only": {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
-    "materialize_keeps_mode": {"materialize": MATERIALIZE_KEEPS_MODE},
-    "materialize_always_calls": {"materialize": MATERIALIZE_ALWAYS_CALLS},
-    "materialize_uninitialized_only": {
-        "export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
-        "materialize": MATERIALIZE_UNINITIALIZED_ONLY,
-    },
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-    "alternative_correct": {
-        "export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
-        "materialize": MATERIALIZE_CORRECT_BY_NAME,
-    },
-}
+SOLUTION.control("alternative_correct", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
+                                         "materialize": MATERIALIZE_CORRECT_BY_NAME})
 
-# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
-EXPECTED = {
-    "export_original_values": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "export_removes_on_model": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "export_deepcopy_remove": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "export_keeps_graph": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "export_first_name_only": {
-        "test_export_visible": 2,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "export_first_parametrization_only": {
-        "test_export_visible": 2,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "export_appends_at_end": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "export_ordered_dict": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "export_removes_keeping_order": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "materialize_train_after": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "materialize_root_flag_only": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "materialize_keeps_mode": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "materialize_always_calls": {
-        "test_export_visible": 0,
-        "test_export_hidden": 0,
-        "test_materialize_visible": 0,
-        "test_materialize_hidden": 0,
-    },
-    "materialize_uninitialized_only": {
-        "test_export_visible": 2,
-        "test_export_hidden": 4,
-        "test_materialize_visible": 2,
-        "test_materialize_hidden": 0,
-    },
-    "alternative_correct": {
-        "test_export_visible": 2,
-        "test_export_hidden": 4,
-        "test_materialize_visible": 2,
-        "test_materialize_hidden": 4,
-    },
-}
-
-# hidden test cell -> {clause number of its part's contract: a scripted student whose answer breaks that clause alone}.
-BREAKS = {
-    "test_export_hidden": {
-        1: "export_ordered_dict",
-        2: "export_appends_at_end",
-        3: "export_first_parametrization_only",
-        4: "export_removes_keeping_order",
-    },
-    "test_materialize_hidden": {
-        1: "export_ordered_dict",
-        2: "materialize_always_calls",
-        3: "materialize_root_flag_only",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

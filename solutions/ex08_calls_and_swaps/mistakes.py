@@ -1,19 +1,18 @@
-"""Synthetic wrong answers to exercise 8 and the points each graded cell must give them.
+"""Typical answers to exercise 8 and the points each graded cell must give them (grader/scripted.py)."""
 
-Each answer is the whole solution cell as a student would type it (signature and docstring included).
-A solution cell a student does not list keeps the released stub (`raise NotImplementedError()`).
-The points in EXPECTED were checked by executing the source notebook with these cells swapped in:
-a graded cell earns its points exactly when it runs without an error.
-"""
+from grader.scripted import Solution
 
-ASSIGNMENT = "ex08_calls_and_swaps"
+# The students' points are given for the notebook's graded test cells, in this order.
+SOLUTION = Solution(__file__, points_of=(
+    "test_call_with_visible", "test_call_with_hidden",
+    "test_apply_once_visible", "test_apply_once_hidden"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
 # ---------------------------------------------------------------------------------------------------------
 
-# Swaps and restores, but without a finally: a call that raises leaves the given tensors in the module.
-CALL_NO_FINALLY = '''def call_with(module, tensors, *args):
+# Right in every respect: the text the call_with mistakes below change (each says how), not a student's.
+_CALL_RIGHT = '''def call_with(module, tensors, *args):
     """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
     named = dict(module.named_parameters(remove_duplicate=False))
     named.update(module.named_buffers(remove_duplicate=False))
@@ -26,11 +25,27 @@ CALL_NO_FINALLY = '''def call_with(module, tensors, *args):
                for key, value in registry.items() if value is not None and id(value) in replacement]
     for registry, key, value in entries:
         registry[key] = replacement[id(value)]
-    out = module(*args)
-    for registry, key, value in entries:
-        registry[key] = value
-    return out
+    try:
+        return module(*args)
+    finally:
+        for registry, key, value in entries:
+            registry[key] = value
 '''
+
+# Swaps and restores, but without a finally: a call that raises leaves the given tensors in the module.
+CALL_NO_FINALLY = SOLUTION.edited_answer(_CALL_RIGHT, """
+-    try:
+-        return module(*args)
+-    finally:
+-        for registry, key, value in entries:
+-            registry[key] = value
++    out = module(*args)
++    for registry, key, value in entries:
++        registry[key] = value
++    return out
+""")
+
+SOLUTION.student("call_no_finally", {"call_with": CALL_NO_FINALLY}, (0, 0, 0, 0), breaks={"test_call_with_hidden": 5})
 
 # Goes through setattr, wrapping each tensor in a new Parameter where a Parameter was (a plain tensor would be
 # refused there): the module computes with a copy of the given tensor's role, and gradients stop at the wrapper.
@@ -55,6 +70,8 @@ CALL_WRAPS_IN_PARAMETER = '''def call_with(module, tensors, *args):
             setattr(owner, key, old)
 '''
 
+SOLUTION.student("call_wraps_in_parameter", {"call_with": CALL_WRAPS_IN_PARAMETER}, (0, 0, 0, 0))
+
 # Copies the values into the module's own tensors and back: the registries never change, and nothing reaches the
 # given tensors (no gradient, no in-place update).
 CALL_COPIES_VALUES = '''def call_with(module, tensors, *args):
@@ -76,6 +93,8 @@ CALL_COPIES_VALUES = '''def call_with(module, tensors, *args):
                 own.copy_(value)
 '''
 
+SOLUTION.student("call_copies_values", {"call_with": CALL_COPIES_VALUES}, (0, 0, 0, 0))
+
 # Delegates to functional_call after checking the names: a module registered under several names keeps the
 # given tensor after the call (functional_call's restore swaps the same slot twice).
 CALL_DELEGATES = '''def call_with(module, tensors, *args):
@@ -88,27 +107,25 @@ CALL_DELEGATES = '''def call_with(module, tensors, *args):
     return functional_call(module, tensors, args)
 '''
 
+SOLUTION.student("call_delegates", {"call_with": CALL_DELEGATES}, (0, 0, 0, 0))
+
 # Replaces only the entry the name points to: a weight tied to another module's keeps its old value there.
-CALL_NAMED_ENTRY_ONLY = '''def call_with(module, tensors, *args):
-    """Call module(*args) with the named parameters and buffers replaced by the given tensors; restore them after."""
-    named = dict(module.named_parameters(remove_duplicate=False))
-    named.update(module.named_buffers(remove_duplicate=False))
-    for name in tensors:
-        if name not in named:
-            raise KeyError(name)
-    saved = []
-    try:
-        for name, tensor in tensors.items():
-            owner_name, _, key = name.rpartition(".")
-            owner = module.get_submodule(owner_name)
-            registry = owner._parameters if key in owner._parameters else owner._buffers
-            saved.append((registry, key, registry[key]))
-            registry[key] = tensor
-        return module(*args)
-    finally:
-        for registry, key, value in reversed(saved):
-            registry[key] = value
-'''
+CALL_NAMED_ENTRY_ONLY = SOLUTION.edited_answer(CALL_WRAPS_IN_PARAMETER, """
+-            old = getattr(owner, key)
+-            saved.append((owner, key, old))
+-            setattr(owner, key, nn.Parameter(tensor) if isinstance(old, nn.Parameter) else tensor)
++            registry = owner._parameters if key in owner._parameters else owner._buffers
++            saved.append((registry, key, registry[key]))
++            registry[key] = tensor
+@@
+-        for owner, key, old in reversed(saved):
+-            setattr(owner, key, old)
++        for registry, key, value in reversed(saved):
++            registry[key] = value
+""")
+
+SOLUTION.student("call_named_entry_only", {"call_with": CALL_NAMED_ENTRY_ONLY},
+                 (2, 0, 0, 0), breaks={"test_call_with_hidden": 3})
 
 # Checks each name while swapping: a bad name after good ones raises with the good ones still swapped in.
 CALL_CHECKS_WHILE_SWAPPING = '''def call_with(module, tensors, *args):
@@ -160,20 +177,21 @@ CALL_CORRECT_BY_VARS = '''def call_with(module, tensors, *args):
 
 # named_parameters() and named_buffers() with their defaults: a shared module's or a tied weight's second name is
 # not among them, so it is refused as unknown.
-CALL_DEDUPLICATED_NAMES = CALL_CORRECT_BY_VARS.replace(
-    """    valid = {name: value for name, value in module.named_parameters(remove_duplicate=False)}
-    valid.update(module.named_buffers(remove_duplicate=False))
-""",
-    """    valid = {name: value for name, value in module.named_parameters()}
-    valid.update(module.named_buffers())
-""",
-)
+CALL_DEDUPLICATED_NAMES = SOLUTION.edited_answer(CALL_CORRECT_BY_VARS, """
+-    valid = {name: value for name, value in module.named_parameters(remove_duplicate=False)}
+-    valid.update(module.named_buffers(remove_duplicate=False))
++    valid = {name: value for name, value in module.named_parameters()}
++    valid.update(module.named_buffers())
+""")
 
 # The call inside try has no return: the swaps and the restore are right, but call_with returns None.
-CALL_FORGETS_RETURN = CALL_CORRECT_BY_VARS.replace(
-    "        return module(*args)\n",
-    "        module(*args)\n",
-)
+CALL_FORGETS_RETURN = SOLUTION.edited_answer(CALL_CORRECT_BY_VARS, """
+-        return module(*args)
++        module(*args)
+""")
+
+SOLUTION.student("call_forgets_return", {"call_with": CALL_FORGETS_RETURN},
+                 (0, 0, 0, 0), breaks={"test_call_with_hidden": 4})
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: apply_once
@@ -185,13 +203,17 @@ APPLY_DIRECT = '''def apply_once(model, fn):
     return model.apply(fn)
 '''
 
+SOLUTION.student("apply_direct", {"apply_once": APPLY_DIRECT}, (0, 0, 0, 0), breaks={"test_apply_once_hidden": 1})
+
 # Walks modules(): each module once, but parents before children.
-APPLY_PREORDER = '''def apply_once(model, fn):
-    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
-    for module in model.modules():
-        fn(module)
-    return model
-'''
+APPLY_PREORDER = SOLUTION.edited_answer(APPLY_DIRECT, """
+-    return model.apply(fn)
++    for module in model.modules():
++        fn(module)
++    return model
+""")
+
+SOLUTION.student("apply_preorder", {"apply_once": APPLY_PREORDER}, (0, 0, 0, 0), breaks={"test_apply_once_hidden": 2})
 
 # Keeps the last visit of a shared module instead of the first.
 APPLY_LAST_VISIT = '''def apply_once(model, fn):
@@ -205,21 +227,24 @@ APPLY_LAST_VISIT = '''def apply_once(model, fn):
     return model
 '''
 
+SOLUTION.student("apply_last_visit", {"apply_once": APPLY_LAST_VISIT}, (0, 0, 0, 0))
+
 # Walks _modules itself and forgets that a child can be None.
-APPLY_NONE_CHILD = '''def apply_once(model, fn):
-    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
-    seen = set()
+APPLY_NONE_CHILD = SOLUTION.edited("apply_once", """
+-    visited = set()
++    seen = set()
+@@
+-        for child in module.children():  # children() skips None, as apply() does
++        for child in module._modules.values():
+@@
+-        if id(module) not in visited:  # the first time apply() would call fn on it
+-            visited.add(id(module))
++        if id(module) not in seen:
++            seen.add(id(module))
+""")
 
-    def visit(module):
-        for child in module._modules.values():
-            visit(child)
-        if id(module) not in seen:
-            seen.add(id(module))
-            fn(module)
-
-    visit(model)
-    return model
-'''
+SOLUTION.student("apply_none_child", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_NONE_CHILD},
+                 (2, 4, 2, 0), breaks={"test_apply_once_hidden": 3})
 
 # A correct part 2 written differently: an explicit stack instead of recursion.
 APPLY_CORRECT_STACK = '''def apply_once(model, fn):
@@ -239,129 +264,19 @@ APPLY_CORRECT_STACK = '''def apply_once(model, fn):
     return model
 '''
 
+SOLUTION.student("call_checks_while_swapping", {"call_with": CALL_CHECKS_WHILE_SWAPPING,
+                  "apply_once": APPLY_CORRECT_STACK},
+                 (2, 0, 2, 4), breaks={"test_call_with_hidden": 2})
+SOLUTION.student("call_deduplicated_names", {"call_with": CALL_DEDUPLICATED_NAMES, "apply_once": APPLY_CORRECT_STACK},
+                 (2, 0, 2, 4), breaks={"test_call_with_hidden": 1})
+SOLUTION.control("alternative_correct", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK})
+
 # The right visits in the right order, but the model is not returned (fn's results were the point).
-APPLY_RETURNS_NONE = APPLY_CORRECT_STACK.replace("    return model\n", "")
+APPLY_RETURNS_NONE = SOLUTION.edited_answer(APPLY_CORRECT_STACK, """
+-    return model
+""")
 
-# student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
-ANSWERS = {
-    "call_no_finally": {"call_with": CALL_NO_FINALLY},
-    "call_wraps_in_parameter": {"call_with": CALL_WRAPS_IN_PARAMETER},
-    "call_copies_values": {"call_with": CALL_COPIES_VALUES},
-    "call_delegates": {"call_with": CALL_DELEGATES},
-    "call_named_entry_only": {"call_with": CALL_NAMED_ENTRY_ONLY},
-    "call_checks_while_swapping": {"call_with": CALL_CHECKS_WHILE_SWAPPING, "apply_once": APPLY_CORRECT_STACK},
-    "apply_direct": {"apply_once": APPLY_DIRECT},
-    "apply_preorder": {"apply_once": APPLY_PREORDER},
-    "apply_last_visit": {"apply_once": APPLY_LAST_VISIT},
-    "apply_none_child": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_NONE_CHILD},
-    "call_deduplicated_names": {"call_with": CALL_DEDUPLICATED_NAMES, "apply_once": APPLY_CORRECT_STACK},
-    "call_forgets_return": {"call_with": CALL_FORGETS_RETURN},
-    "apply_returns_none": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_RETURNS_NONE},
-    # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
-    "alternative_correct": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK},
-}
+SOLUTION.student("apply_returns_none", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_RETURNS_NONE},
+                 (2, 4, 0, 0), breaks={"test_apply_once_hidden": 4})
 
-# student name -> {test grade_id: points that cell must earn}; all four test cells listed for every student.
-EXPECTED = {
-    "call_no_finally": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_wraps_in_parameter": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_copies_values": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_delegates": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_named_entry_only": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "call_checks_while_swapping": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 2,
-        "test_apply_once_hidden": 4,
-    },
-    "apply_direct": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "apply_preorder": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "apply_last_visit": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "apply_none_child": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 4,
-        "test_apply_once_visible": 2,
-        "test_apply_once_hidden": 0,
-    },
-    "call_deduplicated_names": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 2,
-        "test_apply_once_hidden": 4,
-    },
-    "call_forgets_return": {
-        "test_call_with_visible": 0,
-        "test_call_with_hidden": 0,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "apply_returns_none": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 4,
-        "test_apply_once_visible": 0,
-        "test_apply_once_hidden": 0,
-    },
-    "alternative_correct": {
-        "test_call_with_visible": 2,
-        "test_call_with_hidden": 4,
-        "test_apply_once_visible": 2,
-        "test_apply_once_hidden": 4,
-    },
-}
-
-# hidden test cell -> {clause of its part's contract: a student above whose answer breaks that clause alone}.
-BREAKS = {
-    "test_call_with_hidden": {
-        1: "call_deduplicated_names",
-        2: "call_checks_while_swapping",
-        3: "call_named_entry_only",
-        4: "call_forgets_return",
-        5: "call_no_finally",
-    },
-    "test_apply_once_hidden": {
-        1: "apply_direct",
-        2: "apply_preorder",
-        3: "apply_none_child",
-        4: "apply_returns_none",
-    },
-}
+ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
