@@ -938,6 +938,21 @@ FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
     return names
 '''
 
+# The shortcut of the review (issue 25): nn.Module's own __setattr__ tried on a stand-in object, the function
+# captured when the cell runs (a default value), so that a watch of nn.Module's methods during the call never
+# sees it. Rule 8 sees the code that runs, rule 9 the reference it holds.
+PREDICT_CAPTURED_SETATTR_ON_TWIN = PREDICT_SETATTR_ON_BARE_TWIN.replace(
+    "def predict_setattr(module, name, value):",
+    "def predict_setattr(module, name, value, _assign=nn.Module.__setattr__):",
+).replace("        nn.Module.__setattr__(twin, name, value)", "        _assign(twin, name, value)")
+
+# Right in every case, but it reads the module's state through nn.Module.__getstate__, captured as a global: a
+# function of nn.Module held by reference, which rule 9 forbids (nothing is assigned, so rule 8 holds).
+PREDICT_STATE_BY_GETSTATE = (
+    "_module_state = nn.Module.__getstate__  # a copy of vars(module), Demo's own __getstate__ bypassed\n\n\n"
+    + PREDICT_CORRECT_BY_CURRENT_KIND.replace("    state = vars(module)\n", "    state = _module_state(module)\n", 1)
+)
+
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
     "predict_ignores_none": {
@@ -975,6 +990,11 @@ ANSWERS = {
     "find_quotes_keys_by_hand": {"find_unregistered_tensors": FIND_QUOTES_KEYS_BY_HAND},
     "find_exact_types": {"find_unregistered_tensors": FIND_EXACT_TYPES},
     "find_skips_registered_objects": {"find_unregistered_tensors": FIND_SKIPS_REGISTERED_OBJECTS},
+    "predict_captured_setattr_on_twin": {"predict_setattr": PREDICT_CAPTURED_SETATTR_ON_TWIN},
+    "predict_state_by_getstate": {
+        "predict_setattr": PREDICT_STATE_BY_GETSTATE,
+        "find_unregistered_tensors": FIND_CORRECT_OWN_WALK,
+    },
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
     "alternative_correct": {
         "predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
@@ -1001,7 +1021,7 @@ EXPECTED = {
     "predict_hasattr_before_clearing": _points(0, 0, 0, 0),
     "predict_persistence_from_set": _points(0, 0, 0, 0),
     "predict_setattr_on_deepcopy": _points(0, 0, 2, 4),
-    "predict_setattr_on_bare_twin": _points(2, 0, 0, 0),
+    "predict_setattr_on_bare_twin": _points(0, 0, 0, 0),  # rule 8 broken: the part earns nothing
     "find_with_getattr": _points(2, 4, 2, 0),
     "find_non_persistent_as_unregistered": _points(0, 0, 0, 0),
     "find_shared_under_every_name": _points(0, 0, 2, 0),
@@ -1017,6 +1037,8 @@ EXPECTED = {
     "predict_first_property_in_mro": _points(2, 0, 0, 0),
     "find_unsorted": _points(0, 0, 0, 0),
     "find_skips_private_names": _points(0, 0, 2, 0),
+    "predict_captured_setattr_on_twin": _points(0, 0, 0, 0),
+    "predict_state_by_getstate": _points(0, 0, 2, 4),
     "alternative_correct": _points(2, 4, 2, 4),
 }
 
@@ -1031,6 +1053,7 @@ BREAKS = {
         6: "predict_every_property_read_only",
         7: "predict_clears_for_real",
         8: "predict_setattr_on_bare_twin",
+        9: "predict_state_by_getstate",
     },
     "test_find_unregistered_tensors_hidden": {
         1: "find_unsorted",

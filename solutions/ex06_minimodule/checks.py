@@ -13,7 +13,19 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from grader.observing import data, exact, fixed, in_turn, kind_of, labelled, plain, raised, seeded, whole
+from grader.observing import (
+    borrowed_machinery,
+    data,
+    exact,
+    fixed,
+    in_turn,
+    kind_of,
+    labelled,
+    plain,
+    raised,
+    seeded,
+    whole,
+)
 
 SLOTS = (
     "training",
@@ -691,7 +703,8 @@ def observe_mini_hidden(ns: dict) -> dict:
     rng = random.Random(MINI_SEED)
     sequences = [[random_sequence(rng)] for _ in range(MINI_SEQUENCES)]
     probe, leaf = mini_classes(mini_module)
-    return labelled(*cases, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
+    own = own_machinery_case(ns, "test_mini_module_hidden")
+    return labelled(*cases, own, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1239,7 +1252,8 @@ def observe_traversal_hidden(ns: dict) -> dict:
         sequences = run_sequences(TRAVERSAL_SEED, TRAVERSAL_SEQUENCES, lambda: Trees(node), next_step, traversal_play)
     finally:
         torch.set_num_threads(threads)
-    return labelled(*cases, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+    own = own_machinery_case(ns, "test_traversal_hidden")
+    return labelled(*cases, own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1717,6 +1731,7 @@ def observe_state_dict_hidden(ns: dict) -> dict:
         torch.set_num_threads(threads)
     return labelled(
         *cases,
+        own_machinery_case(ns, "test_state_dict_hidden"),
         ("the fixed sequence of saves and loads", first[0]),
         *seeded([[sequence] for sequence in sequences], lambda sequence: sequence),
     )
@@ -2199,7 +2214,46 @@ def observe_modes_hidden(ns: dict) -> dict:
         )
     finally:
         torch.set_num_threads(threads)
-    return labelled(*cases, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+    own = own_machinery_case(ns, "test_modes_and_hooks_hidden")
+    return labelled(*cases, own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Every part: "MiniModule must not derive from nn.Module or use its methods" (the sketch's "What you may use")
+# ---------------------------------------------------------------------------------------------------------
+
+PART_ROOTS = {  # what each part's cell defines, walked by borrowed_machinery
+    "test_mini_module_hidden": ("MiniModule",),
+    "test_traversal_hidden": ("Traversal",),
+    "test_state_dict_hidden": ("StateDict",),
+    "test_modes_and_hooks_hidden": ("ModesAndHooks", "HookHandle"),
+}
+OWN_MACHINERY_CLAUSE = {  # the number of the part's "nothing of nn.Module's machinery" rule
+    "test_mini_module_hidden": 6,
+    "test_traversal_hidden": 7,
+    "test_state_dict_hidden": 9,
+    "test_modes_and_hooks_hidden": 8,
+}
+
+
+def own_machinery_case(ns: dict, grade_id: str) -> tuple[str, object]:
+    """The fixed case of a part's "nothing of nn.Module's machinery" rule: what the part's classes reach, by
+    reference, of nn.Module (its MRO, methods, source functions, instances) or of RemovableHandle; the other parts'
+    classes and the methods attach copied from them are left to their own parts."""
+    mine = {name: ns.get(name) for name in PART_ROOTS[grade_id]}
+    others = [ns.get(name) for other, names in PART_ROOTS.items() if other != grade_id for name in names]
+    attached = [
+        value
+        for other in others
+        if isinstance(other, type) and other is not ns.get("MiniModule")
+        for value in vars(other).values()
+    ]
+    leave = tuple(value for value in [*others, *attached] if value is not None)
+    return fixed(
+        OWN_MACHINERY_CLAUSE[grade_id],
+        "the part's classes reach nothing of nn.Module's machinery",
+        lambda: borrowed_machinery(mine, ns, also=(RemovableHandle,), leave=leave),
+    )
 
 
 OBSERVERS = {
@@ -2216,6 +2270,7 @@ CLAUSES = {
         3: "__getattr__ reads the registries, or raises the exact AttributeError",
         4: "__delattr__ deletes from the first registry that has the name",
         5: "register_buffer checks in order, then registers and sets persistence",
+        6: "MiniModule reaches nothing of nn.Module's machinery",
     },
     "test_traversal_hidden": {
         1: "each method gives (str, registered object) tuples",
@@ -2224,6 +2279,7 @@ CLAUSES = {
         4: "named_parameters gives each Parameter once, under its first name",
         5: "named_buffers does the same for every buffer, persistent or not",
         6: "no method changes the tree; a second call gives the same",
+        7: "Traversal reaches nothing of nn.Module's machinery",
     },
     "test_state_dict_hidden": {
         1: "state_dict saves parameters, persistent buffers, then children",
@@ -2234,6 +2290,7 @@ CLAUSES = {
         6: "unexpected keys, module by module",
         7: "the messages and the RuntimeError; strict",
         8: "a LoadResult of two new lists of str",
+        9: "StateDict reaches nothing of nn.Module's machinery",
     },
     "test_modes_and_hooks_hidden": {
         1: "train(mode) checks mode is a bool, sets every flag below, returns self",
@@ -2243,5 +2300,14 @@ CLAUSES = {
         5: "pre-hooks run in order and may replace args",
         6: "forward gets the args and the keyword arguments; exceptions propagate",
         7: "forward hooks run in order and may replace the output",
+        8: "ModesAndHooks and HookHandle reach nothing of nn.Module's machinery or RemovableHandle",
     },
+}
+
+# A part whose classes reach nn.Module's machinery earns nothing, its visible test cell included (grader.trusted).
+MUST_NOT = {
+    "test_mini_module_hidden": ([6], ["test_mini_module_visible"]),
+    "test_traversal_hidden": ([7], ["test_traversal_visible"]),
+    "test_state_dict_hidden": ([9], ["test_state_dict_visible"]),
+    "test_modes_and_hooks_hidden": ([8], ["test_modes_and_hooks_visible"]),
 }

@@ -687,6 +687,67 @@ MODES_KWARGS_DROPPED = _variant(
 )
 
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
+# ---------------------------------------------------------------------------------------------------------
+# Shortcuts the contract forbids: borrowing nn.Module's machinery (each part's last rule)
+# ---------------------------------------------------------------------------------------------------------
+
+# register_buffer is nn.Module's own function, captured when the class body runs: it behaves exactly as the
+# contract asks, and is what rule 6 forbids.
+MINI_BORROWS_REGISTER_BUFFER = (
+    MINI_CORRECT[: MINI_CORRECT.index("    def register_buffer")]
+    + "    register_buffer = nn.Module.register_buffer  # the real one does the checks in the right order\n"
+)
+
+# The whole class derived from nn.Module, the five methods written out (what the contract forbids first of all).
+MINI_DERIVES_FROM_MODULE = MINI_CORRECT.replace("class MiniModule:", "class MiniModule(nn.Module):", 1)
+
+# named_modules hands the walk to nn.Module.named_modules (its memo does the de-duplication).
+TRAVERSAL_BORROWS_NAMED_MODULES = _variant(
+    TRAVERSAL_CORRECT,
+    TRAVERSAL_CORRECT[
+        TRAVERSAL_CORRECT.index("    def named_modules") : TRAVERSAL_CORRECT.index("    def named_param")
+    ],
+    """    def named_modules(self, *walk):
+        \"\"\"(qualified name, module) for self and every module below it, each module once.\"\"\"
+        return list(nn.Module.named_modules(self, *walk))  # the children call back with (memo, prefix)
+
+""",
+)
+
+# state_dict saves each module's own tensors with nn.Module._save_to_state_dict, called on a MiniModule.
+STATE_DICT_BORROWS_SAVE = _variant(
+    STATE_DICT_CORRECT,
+    "        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())\n",
+    "        result = OrderedDict()\n        nn.Module._save_to_state_dict(self, result, prefix, False)\n",
+)
+
+# HookHandle is torch's RemovableHandle under another name: ids from torch's counter, remove() from torch.
+MODES_HANDLE_FROM_TORCH = _variant(
+    MODES_CORRECT,
+    MODES_CORRECT[MODES_CORRECT.index("class HookHandle:") : MODES_CORRECT.index("class ModesAndHooks:")],
+    """class HookHandle(torch.utils.hooks.RemovableHandle):
+    \"\"\"What the two register methods return; remove() takes the hook out of its table.\"\"\"
+
+    @property
+    def key(self):
+        return self.id
+
+
+""",
+)
+
+
+# eval is nn.Module's own (it only calls self.train(False), which is this part's): right in every case, and what
+# rule 8 forbids.
+MODES_BORROWS_EVAL = _variant(
+    MODES_CORRECT,
+    '''    def eval(self):
+        """The same as self.train(False)."""
+        return self.train(False)
+''',
+    "    eval = nn.Module.eval  # nn.Module's is just self.train(False)\n",
+)
+
 ANSWERS = {
     "parameter_keeps_submodule": {
         "mini_module": MINI_PARAMETER_KEEPS_SUBMODULE,
@@ -749,6 +810,12 @@ ANSWERS = {
     "remove_by_callable": {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_REMOVE_BY_CALLABLE},
     "pre_hooks_see_original_args": {"modes_and_hooks": MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS},
     "kwargs_dropped": {"modes_and_hooks": MODES_KWARGS_DROPPED},
+    "borrows_register_buffer": {"mini_module": MINI_BORROWS_REGISTER_BUFFER, "traversal": TRAVERSAL_CORRECT},
+    "derives_from_module": {"mini_module": MINI_DERIVES_FROM_MODULE},
+    "borrows_named_modules": {"traversal": TRAVERSAL_BORROWS_NAMED_MODULES, "state_dict": STATE_DICT_CORRECT},
+    "borrows_save_to_state_dict": {"state_dict": STATE_DICT_BORROWS_SAVE},
+    "handle_from_torch": {"modes_and_hooks": MODES_HANDLE_FROM_TORCH},
+    "borrows_eval": {"modes_and_hooks": MODES_BORROWS_EVAL},
     # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
     # their 12 points: the parts are graded independently.
     "parts_2_and_4_only": {
@@ -811,6 +878,12 @@ EXPECTED = {
     "remove_by_callable": _points(mini=(2, 4), modes=(2, 0)),
     "pre_hooks_see_original_args": _points(modes=(2, 0)),
     "kwargs_dropped": _points(modes=(2, 0)),
+    "borrows_register_buffer": _points(mini=(0, 0), traversal=(2, 4)),
+    "derives_from_module": _points(mini=(0, 0)),
+    "borrows_named_modules": _points(traversal=(0, 0), state_dict=(2, 4)),
+    "borrows_save_to_state_dict": _points(state_dict=(0, 0)),
+    "handle_from_torch": _points(modes=(0, 0)),
+    "borrows_eval": _points(modes=(0, 0)),
     "parts_2_and_4_only": _points(traversal=(2, 4), modes=(2, 4)),
     "alternative_correct": _points(mini=(2, 4), traversal=(2, 4), state_dict=(2, 4), modes=(2, 4)),
 }
@@ -823,6 +896,7 @@ BREAKS = {
         3: "getattr_recurses",
         4: "delattr_keeps_mark",
         5: "buffer_never_unmarks",
+        6: "borrows_register_buffer",
     },
     "test_traversal_hidden": {
         1: "list_pairs",
@@ -831,6 +905,7 @@ BREAKS = {
         4: "parameters_not_deduplicated",
         5: "buffers_persistent_only",
         6: "walk_marks_stay",
+        7: "borrows_named_modules",
     },
     "test_state_dict_hidden": {
         1: "state_dict_keeps_non_persistent",
@@ -841,6 +916,7 @@ BREAKS = {
         6: "unexpected_by_set_difference",
         7: "strict_ignores_unexpected",
         8: "load_returns_tuple",
+        9: "borrows_save_to_state_dict",
     },
     "test_modes_and_hooks_hidden": {
         1: "train_accepts_ints",
@@ -850,5 +926,6 @@ BREAKS = {
         5: "pre_hooks_see_original_args",
         6: "kwargs_dropped",
         7: "forward_hooks_see_original_args",
+        8: "borrows_eval",
     },
 }

@@ -242,6 +242,31 @@ APPLY_CORRECT_STACK = '''def apply_once(model, fn):
 # The right visits in the right order, but the model is not returned (fn's results were the point).
 APPLY_RETURNS_NONE = APPLY_CORRECT_STACK.replace("    return model\n", "")
 
+# The shortcut rule 5 forbids: apply does the walk, a set of the modules already seen drops the repeats. Its
+# visits are exactly right; the understanding of apply's order is never needed.
+APPLY_DEDUPLICATED_APPLY = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    seen = set()
+
+    def first_time(module):
+        if id(module) not in seen:
+            seen.add(id(module))
+            fn(module)
+
+    model.apply(first_time)
+    return model
+'''
+
+# A walk of its own, in apply's order, but without memory: what apply itself does, a module under two parents
+# visited twice.
+APPLY_OWN_WALK_TWICE = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    for child in model.children():
+        apply_once(child, fn)
+    fn(model)
+    return model
+'''
+
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
     "call_no_finally": {"call_with": CALL_NO_FINALLY},
@@ -257,6 +282,8 @@ ANSWERS = {
     "call_deduplicated_names": {"call_with": CALL_DEDUPLICATED_NAMES, "apply_once": APPLY_CORRECT_STACK},
     "call_forgets_return": {"call_with": CALL_FORGETS_RETURN},
     "apply_returns_none": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_RETURNS_NONE},
+    "apply_deduplicated_apply": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_DEDUPLICATED_APPLY},
+    "apply_own_walk_twice": {"apply_once": APPLY_OWN_WALK_TWICE},
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
     "alternative_correct": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK},
 }
@@ -341,6 +368,18 @@ EXPECTED = {
         "test_apply_once_visible": 0,
         "test_apply_once_hidden": 0,
     },
+    "apply_deduplicated_apply": {
+        "test_call_with_visible": 2,
+        "test_call_with_hidden": 4,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "apply_own_walk_twice": {
+        "test_call_with_visible": 0,
+        "test_call_with_hidden": 0,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
     "alternative_correct": {
         "test_call_with_visible": 2,
         "test_call_with_hidden": 4,
@@ -359,9 +398,10 @@ BREAKS = {
         5: "call_no_finally",
     },
     "test_apply_once_hidden": {
-        1: "apply_direct",
+        1: "apply_own_walk_twice",
         2: "apply_preorder",
         3: "apply_none_child",
         4: "apply_returns_none",
+        5: "apply_deduplicated_apply",
     },
 }
