@@ -609,21 +609,26 @@ def code_that_runs(action: Callable[[], object], watched: dict) -> list[str]:
     """The names (watched: {code object: name}) of the watched functions whose code runs while action() runs, in
     the order they start, and "the profiler was switched off" if the action removed it. sys.setprofile sees every
     Python call of this thread by its code, whatever reference made it (a method looked up then, or a function
-    captured long before); what action() returns or raises is not observed here. Not airtight: another thread, or
-    code compiled again from the source, is not seen."""
+    captured long before), and threading.setprofile those of the threads it starts; what action() returns or raises
+    is not observed here. Not airtight: a thread started without the threading module, or code compiled again from
+    the source, is not seen."""
+    import threading
+
     ran: list[str] = []
 
     def profile(frame: types.FrameType, event: str, arg: object) -> None:
         if event == "call" and frame.f_code in watched:
             ran.append(watched[frame.f_code])
 
-    previous = sys.getprofile()
+    previous, previous_threads = sys.getprofile(), threading.getprofile()
     sys.setprofile(profile)
+    threading.setprofile(profile)
     try:
         action()
     except Exception:  # noqa: BLE001, S110 - what it returns or raises is other clauses' business
         pass
     finally:
-        switched_off = sys.getprofile() is not profile
+        switched_off = sys.getprofile() is not profile or threading.getprofile() is not profile
         sys.setprofile(previous)
+        threading.setprofile(previous_threads)
     return [*ran, *(["the profiler was switched off"] if switched_off else [])]

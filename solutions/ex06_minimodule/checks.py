@@ -4,6 +4,7 @@ replayed on the submission's MiniModule alone, and what it returns, raises and h
 from __future__ import annotations
 
 import random
+import sys
 import types
 import warnings
 from collections import OrderedDict
@@ -15,6 +16,7 @@ from torch.utils.hooks import RemovableHandle
 
 from grader.observing import (
     borrowed_machinery,
+    code_that_runs,
     data,
     exact,
     fixed,
@@ -703,8 +705,8 @@ def observe_mini_hidden(ns: dict) -> dict:
     rng = random.Random(MINI_SEED)
     sequences = [[random_sequence(rng)] for _ in range(MINI_SEQUENCES)]
     probe, leaf = mini_classes(mini_module)
-    own = own_machinery_case(ns, "test_mini_module_hidden")
-    return labelled(*cases, own, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
+    own = own_machinery_case(ns, "test_mini_module_hidden"), own_code_case(ns, "test_mini_module_hidden")
+    return labelled(*cases, *own, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1252,8 +1254,8 @@ def observe_traversal_hidden(ns: dict) -> dict:
         sequences = run_sequences(TRAVERSAL_SEED, TRAVERSAL_SEQUENCES, lambda: Trees(node), next_step, traversal_play)
     finally:
         torch.set_num_threads(threads)
-    own = own_machinery_case(ns, "test_traversal_hidden")
-    return labelled(*cases, own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+    own = own_machinery_case(ns, "test_traversal_hidden"), own_code_case(ns, "test_traversal_hidden")
+    return labelled(*cases, *own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1732,6 +1734,7 @@ def observe_state_dict_hidden(ns: dict) -> dict:
     return labelled(
         *cases,
         own_machinery_case(ns, "test_state_dict_hidden"),
+        own_code_case(ns, "test_state_dict_hidden"),
         ("the fixed sequence of saves and loads", first[0]),
         *seeded([[sequence] for sequence in sequences], lambda sequence: sequence),
     )
@@ -2214,8 +2217,8 @@ def observe_modes_hidden(ns: dict) -> dict:
         )
     finally:
         torch.set_num_threads(threads)
-    own = own_machinery_case(ns, "test_modes_and_hooks_hidden")
-    return labelled(*cases, own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+    own = own_machinery_case(ns, "test_modes_and_hooks_hidden"), own_code_case(ns, "test_modes_and_hooks_hidden")
+    return labelled(*cases, *own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -2254,6 +2257,65 @@ def own_machinery_case(ns: dict, grade_id: str) -> tuple[str, object]:
         "the part's classes reach nothing of nn.Module's machinery",
         lambda: borrowed_machinery(mine, ns, also=(RemovableHandle,), leave=leave),
     )
+
+
+def module_code() -> dict:
+    """{code object: name} of every function of torch/nn/modules/module.py: nn.Module's methods (static, class and
+    property ones included) and the module's own functions (register_module_forward_hook...)."""
+    found = {}
+    source = sys.modules[nn.Module.__module__]
+    for owner, holder in (("nn.Module.", vars(nn.Module)), ("torch.nn.modules.module.", vars(source))):
+        for name, value in holder.items():
+            functions = [value.fget, value.fset] if isinstance(value, property) else [getattr(value, "__func__", value)]
+            for function in functions:
+                code = getattr(function, "__code__", None)
+                if isinstance(code, types.CodeType) and code.co_filename == nn.Module.__init__.__code__.co_filename:
+                    found[code] = owner + name
+    return found
+
+
+def own_code_scenario(ns: dict, grade_id: str) -> Callable[[], object]:
+    """A short use of the part's methods (trees built before, outside the watch), for code_that_runs."""
+    mini_module = ns.get("MiniModule")
+    if grade_id == "test_mini_module_hidden":
+
+        def use() -> list:
+            module, child = mini_module(), mini_module()
+            module.w = nn.Parameter(torch.zeros(2))
+            module.sub = child
+            module.register_buffer("mean", torch.zeros(2), persistent=False)
+            module.w = None
+            read = [module.mean, getattr(module, "missing", None)]
+            del module.sub, module.mean
+            return read
+
+        return use
+    root = make_twins(mini_module, [*SD_TREE, ("dec", "module", "enc")])[0]
+    if grade_id == "test_traversal_hidden":
+        return lambda: (root.named_modules(), root.named_parameters(), root.named_buffers())
+    if grade_id == "test_state_dict_hidden":
+        return lambda: (root.load_state_dict(root.state_dict()), root.load_state_dict({}, strict=False))
+
+    def call() -> None:
+        root.eval()
+        root.train()
+        handles = [root.register_forward_pre_hook(lambda *args: None), root.register_forward_hook(lambda *a: None)]
+        root(torch.ones(2))
+        for handle in handles:
+            handle.remove()
+
+    return call
+
+
+def own_code_case(ns: dict, grade_id: str) -> tuple[str, object]:
+    """The run-time half of a part's "nothing of nn.Module's machinery" rule: none of nn.Module's code runs while the
+    part's methods do, however it was reached (a name built at run time, getattr with a string, importlib)."""
+
+    def observe() -> object:
+        action = own_code_scenario(ns, grade_id)
+        return code_that_runs(action, module_code())
+
+    return fixed(OWN_MACHINERY_CLAUSE[grade_id], "the part's methods run none of nn.Module's code", observe)
 
 
 OBSERVERS = {
