@@ -748,6 +748,19 @@ MODES_BORROWS_EVAL = _variant(
     "    eval = nn.Module.eval  # nn.Module's is just self.train(False)\n",
 )
 
+# A reviewer's answer (issue 25): __getattr__ is nn.Module's, found while it runs through a name built from strings,
+# so nothing of nn.Module is held; the run-time half of rule 6 sees its code run.
+MINI_GETATTR_BY_STRING = (
+    MINI_CORRECT[: MINI_CORRECT.index("    def __getattr__")]
+    + """    def __getattr__(self, name):
+        \"\"\"Called by Python only when normal lookup fails: look in the registries.\"\"\"
+        return vars(getattr(torch.nn, "Mod" + "ule"))["__get" + "attr__"](self, name)
+
+"""
+    + MINI_CORRECT[MINI_CORRECT.index("    def __delattr__") :]
+)
+
+
 ANSWERS = {
     "parameter_keeps_submodule": {
         "mini_module": MINI_PARAMETER_KEEPS_SUBMODULE,
@@ -816,6 +829,7 @@ ANSWERS = {
     "borrows_save_to_state_dict": {"state_dict": STATE_DICT_BORROWS_SAVE},
     "handle_from_torch": {"modes_and_hooks": MODES_HANDLE_FROM_TORCH},
     "borrows_eval": {"modes_and_hooks": MODES_BORROWS_EVAL},
+    "getattr_by_string": {"mini_module": MINI_GETATTR_BY_STRING, "state_dict": STATE_DICT_CORRECT},
     # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
     # their 12 points: the parts are graded independently.
     "parts_2_and_4_only": {
@@ -884,6 +898,7 @@ EXPECTED = {
     "borrows_save_to_state_dict": _points(state_dict=(0, 0)),
     "handle_from_torch": _points(modes=(0, 0)),
     "borrows_eval": _points(modes=(0, 0)),
+    "getattr_by_string": _points(mini=(0, 0), state_dict=(2, 4)),
     "parts_2_and_4_only": _points(traversal=(2, 4), modes=(2, 4)),
     "alternative_correct": _points(mini=(2, 4), traversal=(2, 4), state_dict=(2, 4), modes=(2, 4)),
 }

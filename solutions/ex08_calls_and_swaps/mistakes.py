@@ -267,6 +267,14 @@ APPLY_OWN_WALK_TWICE = '''def apply_once(model, fn):
     return model
 '''
 
+# A reviewer's answer (issue 25): the same shortcut, apply run in another thread so that a profile of the calling
+# thread alone would not see it.
+APPLY_IN_THREAD = APPLY_DEDUPLICATED_APPLY.replace(
+    "    model.apply(first_time)\n",
+    "    import threading\n\n    worker = threading.Thread(target=model.apply, args=(first_time,))\n"
+    "    worker.start()\n    worker.join()\n",
+)
+
 # student name -> {solution grade_id: full source of that solution cell}; unlisted cells keep the released stub.
 ANSWERS = {
     "call_no_finally": {"call_with": CALL_NO_FINALLY},
@@ -284,6 +292,7 @@ ANSWERS = {
     "apply_returns_none": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_RETURNS_NONE},
     "apply_deduplicated_apply": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_DEDUPLICATED_APPLY},
     "apply_own_walk_twice": {"apply_once": APPLY_OWN_WALK_TWICE},
+    "apply_in_thread": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_IN_THREAD},
     # Not a wrong answer: a control, written differently from the instructor's solution, that must get 12/12.
     "alternative_correct": {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK},
 }
@@ -369,6 +378,12 @@ EXPECTED = {
         "test_apply_once_hidden": 0,
     },
     "apply_deduplicated_apply": {
+        "test_call_with_visible": 2,
+        "test_call_with_hidden": 4,
+        "test_apply_once_visible": 0,
+        "test_apply_once_hidden": 0,
+    },
+    "apply_in_thread": {
         "test_call_with_visible": 2,
         "test_call_with_hidden": 4,
         "test_apply_once_visible": 0,
