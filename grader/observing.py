@@ -472,3 +472,163 @@ def explain(seen: object, expected: object) -> str:
     label, want, got = difference
     how = f"differs beyond the tolerance ({TOLERANCE})" if _floats(got, want) else "differs"
     return f"{label or 'the observation'} {how}\n  expected: {shown(want)}\n  got:      {shown(got)}"
+
+
+MODULE_SOURCE = ("torch/nn/modules/module.py", "torch\\nn\\modules\\module.py")  # where nn.Module's machinery lives
+
+
+def borrowed_machinery(
+    roots: dict[str, object], namespace: dict, also: tuple = (), leave: tuple = (), allow: tuple = ()
+) -> list[str]:
+    """What a submission's own objects reach of torch.nn.Module's machinery, as "path: what" strings (plain data for
+    a "must not" rule of a contract; [] when nothing is found).
+
+    From each root (a class or function the submission defines) the walk follows, by reference: a class's MRO,
+    metaclass and __dict__ values; a function's __wrapped__, closure cells, defaults and keyword defaults, the
+    globals of `namespace` its code (and nested code) names, and attributes of a module object named by that code
+    (`nn.Module.__setattr__` names nn, Module, __setattr__); staticmethod, classmethod, property, partial and bound
+    method wrappers; containers' items. It never enters the objects in `leave` (another part's, judged there) nor
+    those in `allow` (nn.Module itself, where the contract lets the code name it for isinstance). It enters only
+    objects the submission made (classes whose __module__ is the namespace's, functions whose globals are the
+    namespace); anything else is judged, not entered. Found: nn.Module or a subclass of it, an instance of one, a
+    function or code object of torch/nn/modules/module.py (a method of nn.Module, its __func__,
+    register_module_forward_hook...), that module itself, and any object in `also`. Not airtight: a name built at run
+    time (getattr with a computed string, exec, importlib) is not followed; the contract says so."""
+    import torch
+
+    module_type, source_module = torch.nn.Module, sys.modules.get("torch.nn.modules.module")
+    home = namespace.get("__name__")
+    found: list[str] = []
+    seen: set[int] = {id(value) for value in (*leave, *allow)}
+
+    def forbidden(value: object) -> str | None:
+        code = getattr(value, "__code__", value) if callable(value) or isinstance(value, types.CodeType) else None
+        filename = getattr(code, "co_filename", "")
+        if value is module_type:
+            return "torch.nn.Module"
+        if isinstance(value, type) and issubclass(value, module_type):
+            return f"{value.__qualname__}, a subclass of torch.nn.Module"
+        if isinstance(value, module_type):
+            return f"an instance of {kind_of(value)}"
+        if value is source_module:
+            return "the module torch.nn.modules.module"
+        if any(value is other for other in also):
+            return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__name__)}"
+        if type(filename) is str and filename.endswith(MODULE_SOURCE):
+            return f"{getattr(value, '__qualname__', getattr(code, 'co_qualname', 'code'))} of torch.nn.Module's source"
+        return None
+
+    def visit(value: object, path: str, depth: int = 0) -> None:
+        if depth > 12 or id(value) in seen:
+            return
+        seen.add(id(value))
+        what = forbidden(value)
+        if what:
+            found.append(f"{path}: {what}")
+            return
+        for inner, where in parts(value):
+            visit(inner, f"{path}{where}", depth + 1)
+
+    def parts(value: object) -> list[tuple[object, str]]:
+        if type(value) in (list, tuple, set, frozenset):
+            return [(item, f"[{n}]") for n, item in enumerate(value)]
+        if type(value) is dict:
+            return [(item, f"[{key!r}]") for key, item in value.items()]
+        if isinstance(value, (staticmethod, classmethod)):
+            return [(value.__func__, ".__func__")]
+        if isinstance(value, property):
+            return [(value.fget, ".fget"), (value.fset, ".fset"), (value.fdel, ".fdel")]
+        if isinstance(value, functools.partial):
+            return [(value.func, ".func"), (value.args, ".args"), (value.keywords, ".keywords")]
+        if isinstance(value, types.MethodType):
+            return [(value.__func__, ".__func__"), (value.__self__, ".__self__")]
+        if isinstance(value, type):
+            if value.__module__ != home:
+                return []
+            bases = [(base, f".__mro__[{n}]") for n, base in enumerate(value.__mro__[1:], start=1)]
+            return [(type(value), ".__class__"), *bases, *((item, f".{key}") for key, item in vars(value).items())]
+        if isinstance(value, types.FunctionType):
+            if value.__globals__ is not namespace:
+                return [(value.__code__, ".__code__")]
+            cells = [
+                (cell.cell_contents, f".__closure__[{n}]")
+                for n, cell in enumerate(value.__closure__ or ())
+                if _has_contents(cell)
+            ]
+            wrapped = [(vars(value)["__wrapped__"], ".__wrapped__")] if "__wrapped__" in vars(value) else []
+            return [
+                (value.__code__, ".__code__"),
+                *wrapped,
+                *cells,
+                (value.__defaults__, ".__defaults__"),
+                (value.__kwdefaults__, ".__kwdefaults__"),
+                *named_globals(value.__code__),
+            ]
+        if isinstance(value, types.CodeType):
+            return [(const, f".{const.co_name}") for const in value.co_consts if isinstance(const, types.CodeType)]
+        if type(value).__module__ == home and hasattr(value, "__dict__"):  # an instance of the submission's class
+            return [(type(value), ".__class__"), (vars(value), ".__dict__")]
+        return []
+
+    def named_globals(code: types.CodeType) -> list[tuple[object, str]]:
+        names = set(code.co_names)
+        stack = [const for const in code.co_consts if isinstance(const, types.CodeType)]
+        while stack:
+            inner = stack.pop()
+            names.update(inner.co_names)
+            stack += [const for const in inner.co_consts if isinstance(const, types.CodeType)]
+        reached = [(namespace[name], f" -> global {name}") for name in sorted(names) if name in namespace]
+        modules = [(value, path) for value, path in reached if isinstance(value, types.ModuleType)]
+        entered = {id(value) for value, _ in modules}
+        while modules:  # attributes of a module named by the code: nn.Module, torch.nn.modules.module.Module
+            module, path = modules.pop()
+            for name in sorted(names):
+                inner = vars(module).get(name)
+                if inner is None or id(inner) in entered:
+                    continue
+                entered.add(id(inner))
+                reached.append((inner, f"{path}.{name}"))
+                if isinstance(inner, types.ModuleType):
+                    modules.append((inner, f"{path}.{name}"))
+        return reached
+
+    for name, root in roots.items():
+        visit(root, name)
+    return found
+
+
+def _has_contents(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises ValueError
+    except ValueError:
+        return False
+    return True
+
+
+def code_that_runs(action: Callable[[], object], watched: dict) -> list[str]:
+    """The names (watched: {code object: name}) of the watched functions whose code runs while action() runs, in
+    the order they start, and "the profiler was switched off" if the action removed it. sys.setprofile sees every
+    Python call of this thread by its code, whatever reference made it (a method looked up then, or a function
+    captured long before), and threading.setprofile those of the threads it starts; what action() returns or raises
+    is not observed here. Not airtight: a thread started without the threading module, or code compiled again from
+    the source, is not seen."""
+    import threading
+
+    ran: list[str] = []
+
+    def profile(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code in watched:
+            ran.append(watched[frame.f_code])
+
+    previous, previous_threads = sys.getprofile(), threading.getprofile()
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        action()
+    except Exception:  # noqa: BLE001, S110 - what it returns or raises is other clauses' business
+        pass
+    finally:
+        switched_off = sys.getprofile() is not profile or threading.getprofile() is not profile
+        sys.setprofile(previous)
+        threading.setprofile(previous_threads)
+    return [*ran, *(["the profiler was switched off"] if switched_off else [])]

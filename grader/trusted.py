@@ -64,6 +64,7 @@ class TrustedChecker:
             "replay": replay_steps(self.source),
         }
         self.visible = {step["grade_id"] for step in self.request["replay"] if "grade_id" in step}
+        self.must_not = must_not_rules(self.request["module"])
         self._reference: dict | None = None
         self._lock = threading.Lock()
 
@@ -145,6 +146,12 @@ class TrustedChecker:
             explained = observing.explain(seen, expected) if seen is not None else ""
             messages[grade_id] = problem or explained or reasons[grade_id]
             mistakes[grade_id] = NO_OBSERVATION + problem_kind if problem else mistake(seen, expected)
+        for hidden, (clauses, others) in self.must_not.items():
+            broken = broken_rule(observations.get(hidden), reference[hidden], clauses)
+            for grade_id in others if broken and not problem else ():
+                points[grade_id] = 0.0
+                reasons[grade_id] = mistakes[grade_id] = f'{hidden}: {broken} (a "must not" of the part)'
+                messages[grade_id] = f"{hidden}: {broken}, so the part earns nothing"
         return Verdict(points, reasons, messages, mistakes)
 
     def failed(self, reason: str) -> Verdict:
@@ -161,6 +168,32 @@ def warm_up_source(checks_source: str) -> str:
     tree = ast.parse(checks_source)
     found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "warm_up"]
     return ast.get_source_segment(checks_source, found[0]) if found else ""
+
+
+def must_not_rules(checks_source: str) -> dict[str, tuple[tuple[int, ...], tuple[str, ...]]]:
+    """The checks' `MUST_NOT`, a literal {hidden test cell: (its "must not" clauses, the other test cells of its
+    part)} ({} without one): when a fixed case of one of those clauses differs from the solution's, the part's other
+    test cells earn nothing either (a shortcut that the contract forbids earns nothing)."""
+    for node in ast.parse(checks_source).body:
+        if isinstance(node, ast.Assign) and [ast.unparse(target) for target in node.targets] == ["MUST_NOT"]:
+            rules = ast.literal_eval(node.value)
+            return {hidden: (tuple(map(int, clauses)), tuple(others)) for hidden, (clauses, others) in rules.items()}
+    return {}
+
+
+def broken_rule(seen: object, expected: object, clauses: tuple[int, ...]) -> str:
+    """'<label> differs' for the first fixed case of one of `clauses` whose observation differs from the solution's
+    ('' if none, or if the observation has no cases: the hidden cell's own verdict says why)."""
+    if type(seen) is not dict or type(expected) is not dict:
+        return ""
+    return next(
+        (
+            f"{label} differs"
+            for label, theirs in expected.items()
+            if observing.clause_of(label) in clauses and not observing.agrees(seen.get(label), theirs)
+        ),
+        "",
+    )
 
 
 def cells_to_run(notebook: NotebookNode) -> list[str]:

@@ -3,6 +3,7 @@ graded test cell, recording what they return and what they do to the modules, ne
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable
@@ -10,7 +11,16 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, labelled, plain, returns_type, seeded, single_thread
+from grader.observing import (
+    borrowed_machinery,
+    code_that_runs,
+    fixed,
+    labelled,
+    plain,
+    returns_type,
+    seeded,
+    single_thread,
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: predict_setattr
@@ -237,6 +247,7 @@ CLAUSES = {
         6: "everything else: object.__setattr__, a property without a setter refuses",
         7: "the module is not modified",
         8: "no assignment or registration method is called, and the module is not copied",
+        9: "holds no function of nn.Module, copy or pickle, by any reference",
     },
     "test_find_unregistered_tensors_hidden": {
         1: "a new list of str, sorted with sorted()",
@@ -290,6 +301,53 @@ def non_leaf() -> nn.Parameter:
 
 def linear(bias: bool = True) -> nn.Linear:
     return nn.Linear(2, 3, bias=bias)
+
+
+# Rule 8, observed by the code that runs rather than by the names it was reached under: a function of nn.Module's
+# assigning, or copy's, captured before the call (a global, a default, a closure) runs the same code objects.
+TRACED_CODE = {
+    **{vars(nn.Module)[method].__code__: f"nn.Module.{method}" for method in WATCHED},
+    copy.copy.__code__: "copy.copy",
+    copy.deepcopy.__code__: "copy.deepcopy",
+}
+
+
+def traced_cases(predict_setattr: Callable) -> list[tuple[str, object]]:
+    """Clause 8's fixed cases by the code that runs: a reference captured before the call is seen too."""
+
+    def seen(make: Callable[[], nn.Module], name: str, value: Callable[[], object]) -> Callable[[], object]:
+        def observe() -> list[str]:
+            module, made = make(), value()  # built before the watch: building runs nn.Module's own methods
+            return code_that_runs(lambda: predict_setattr(module, name, made), TRACED_CODE)
+
+        return observe
+
+    def parameter() -> nn.Parameter:
+        return nn.Parameter(torch.zeros(2))
+
+    def with_buffer() -> Demo:
+        return demo(("stats", "buffer"))
+
+    return [
+        fixed(8, "a Parameter on a new name, by the code that runs", seen(demo, "fresh", parameter)),
+        fixed(8, "a tensor on a buffer, by the code that runs", seen(with_buffer, "stats", lambda: torch.ones(2))),
+        fixed(8, "a module on a new name, by the code that runs", seen(demo, "fresh", nn.ReLU)),
+        fixed(8, "an int on a new name, by the code that runs", seen(demo, "fresh", lambda: 3)),
+        fixed(8, "a half-built module, by the code that runs", seen(half_demo, "fresh", parameter)),
+    ]
+
+
+def held_case(predict_setattr: Callable, ns: dict) -> tuple[str, object]:
+    """Clause 9: what predict_setattr reaches by reference (its globals, defaults, closures, the functions and classes
+    of the notebook it names) of nn.Module's functions, copy or pickle; naming nn.Module itself (isinstance) is fine."""
+    import pickle
+
+    kept = (copy, copy.copy, copy.deepcopy, pickle, pickle.dumps, pickle.loads)
+    return fixed(
+        9,
+        "predict_setattr holds nothing of nn.Module's functions, copy or pickle",
+        lambda: borrowed_machinery({"predict_setattr": predict_setattr}, ns, also=kept, allow=(nn.Module,)),
+    )
 
 
 class Watch:
@@ -519,6 +577,8 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(8, "a module over a plain attribute", quiet(with_note, "note", relu)),
             fixed(8, "an int on a new name", quiet(demo, "fresh", three)),
             fixed(8, "a half-built module", quiet(half_demo, "fresh", tensor)),
+            *traced_cases(predict_setattr),
+            held_case(predict_setattr, ns),
             *seeded(
                 predict_case_list(),
                 lambda module, name, value: predict_seen(watch, predict_setattr, module, name, value),
@@ -909,3 +969,6 @@ OBSERVERS = {
     "test_predict_setattr_hidden": observe_predict_hidden,
     "test_find_unregistered_tensors_hidden": observe_find_hidden,
 }
+
+# A shortcut rule 8 or 9 forbids earns nothing on the part, its visible test cell included (grader.trusted).
+MUST_NOT = {"test_predict_setattr_hidden": ([8, 9], ["test_predict_setattr_visible"])}

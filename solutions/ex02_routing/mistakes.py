@@ -177,7 +177,7 @@ PREDICT_SETATTR_ON_BARE_TWIN = SOLUTION.edited_answer(PREDICT_SETATTR_ON_DEEPCOP
 """)
 
 SOLUTION.student("predict_setattr_on_bare_twin", {"predict_setattr": PREDICT_SETATTR_ON_BARE_TWIN},
-                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 8})
+                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 8})  # rule 8 broken: the part earns nothing
 
 # Reasons right, but returns the exception class itself (KeyError) where the contract asks for its name
 # ("KeyError").
@@ -516,5 +516,33 @@ FIND_SKIPS_PRIVATE_NAMES = SOLUTION.edited("find_unregistered_tensors", """
 
 SOLUTION.student("find_skips_private_names", {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
                  (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 3})
+
+# The shortcut of the review (issue 25): nn.Module's own __setattr__ tried on a stand-in object, the function
+# captured when the cell runs (a default value), so that a watch of nn.Module's methods during the call never
+# sees it. Rule 8 sees the code that runs, rule 9 the reference it holds.
+PREDICT_CAPTURED_SETATTR_ON_TWIN = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, """
+-def predict_setattr(module, name, value):
++def predict_setattr(module, name, value, _assign=nn.Module.__setattr__):
+@@
+-        nn.Module.__setattr__(twin, name, value)
++        _assign(twin, name, value)
+""")
+
+SOLUTION.student("predict_captured_setattr_on_twin", {"predict_setattr": PREDICT_CAPTURED_SETATTR_ON_TWIN},
+                 (0, 0, 0, 0))
+
+# Right in every case, but it reads the module's state through nn.Module.__getstate__, captured as a global: a
+# function of nn.Module held by reference, which rule 9 forbids (nothing is assigned, so rule 8 holds).
+PREDICT_STATE_BY_GETSTATE = (
+    "_module_state = nn.Module.__getstate__  # a copy of vars(module), Demo's own __getstate__ bypassed\n\n\n"
+    + SOLUTION.edited_answer(PREDICT_CORRECT_BY_CURRENT_KIND, """
+-    state = vars(module)
++    state = _module_state(module)
+""")
+)
+
+SOLUTION.student("predict_state_by_getstate",
+                 {"predict_setattr": PREDICT_STATE_BY_GETSTATE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+                 (0, 0, 2, 4), breaks={"test_predict_setattr_hidden": 9})
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -4,6 +4,7 @@ replayed on the submission's MiniModule alone, and what it returns, raises and h
 from __future__ import annotations
 
 import random
+import sys
 import types
 import warnings
 from collections import OrderedDict
@@ -13,7 +14,20 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from grader.observing import data, exact, fixed, in_turn, kind_of, labelled, plain, raised, seeded, whole
+from grader.observing import (
+    borrowed_machinery,
+    code_that_runs,
+    data,
+    exact,
+    fixed,
+    in_turn,
+    kind_of,
+    labelled,
+    plain,
+    raised,
+    seeded,
+    whole,
+)
 
 SLOTS = (
     "training",
@@ -691,7 +705,8 @@ def observe_mini_hidden(ns: dict) -> dict:
     rng = random.Random(MINI_SEED)
     sequences = [[random_sequence(rng)] for _ in range(MINI_SEQUENCES)]
     probe, leaf = mini_classes(mini_module)
-    return labelled(*cases, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
+    own = own_machinery_case(ns, "test_mini_module_hidden"), own_code_case(ns, "test_mini_module_hidden")
+    return labelled(*cases, *own, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1239,7 +1254,8 @@ def observe_traversal_hidden(ns: dict) -> dict:
         sequences = run_sequences(TRAVERSAL_SEED, TRAVERSAL_SEQUENCES, lambda: Trees(node), next_step, traversal_play)
     finally:
         torch.set_num_threads(threads)
-    return labelled(*cases, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+    own = own_machinery_case(ns, "test_traversal_hidden"), own_code_case(ns, "test_traversal_hidden")
+    return labelled(*cases, *own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1717,6 +1733,8 @@ def observe_state_dict_hidden(ns: dict) -> dict:
         torch.set_num_threads(threads)
     return labelled(
         *cases,
+        own_machinery_case(ns, "test_state_dict_hidden"),
+        own_code_case(ns, "test_state_dict_hidden"),
         ("the fixed sequence of saves and loads", first[0]),
         *seeded([[sequence] for sequence in sequences], lambda sequence: sequence),
     )
@@ -2199,7 +2217,105 @@ def observe_modes_hidden(ns: dict) -> dict:
         )
     finally:
         torch.set_num_threads(threads)
-    return labelled(*cases, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+    own = own_machinery_case(ns, "test_modes_and_hooks_hidden"), own_code_case(ns, "test_modes_and_hooks_hidden")
+    return labelled(*cases, *own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Every part: "MiniModule must not derive from nn.Module or use its methods" (the sketch's "What you may use")
+# ---------------------------------------------------------------------------------------------------------
+
+PART_ROOTS = {  # what each part's cell defines, walked by borrowed_machinery
+    "test_mini_module_hidden": ("MiniModule",),
+    "test_traversal_hidden": ("Traversal",),
+    "test_state_dict_hidden": ("StateDict",),
+    "test_modes_and_hooks_hidden": ("ModesAndHooks", "HookHandle"),
+}
+OWN_MACHINERY_CLAUSE = {  # the number of the part's "nothing of nn.Module's machinery" rule
+    "test_mini_module_hidden": 6,
+    "test_traversal_hidden": 7,
+    "test_state_dict_hidden": 9,
+    "test_modes_and_hooks_hidden": 8,
+}
+
+
+def own_machinery_case(ns: dict, grade_id: str) -> tuple[str, object]:
+    """The fixed case of a part's "nothing of nn.Module's machinery" rule: what the part's classes reach, by
+    reference, of nn.Module (its MRO, methods, source functions, instances) or of RemovableHandle; the other parts'
+    classes and the methods attach copied from them are left to their own parts."""
+    mine = {name: ns.get(name) for name in PART_ROOTS[grade_id]}
+    others = [ns.get(name) for other, names in PART_ROOTS.items() if other != grade_id for name in names]
+    attached = [
+        value
+        for other in others
+        if isinstance(other, type) and other is not ns.get("MiniModule")
+        for value in vars(other).values()
+    ]
+    leave = tuple(value for value in [*others, *attached] if value is not None)
+    return fixed(
+        OWN_MACHINERY_CLAUSE[grade_id],
+        "the part's classes reach nothing of nn.Module's machinery",
+        lambda: borrowed_machinery(mine, ns, also=(RemovableHandle,), leave=leave),
+    )
+
+
+def module_code() -> dict:
+    """{code object: name} of every function of torch/nn/modules/module.py: nn.Module's methods (static, class and
+    property ones included) and the module's own functions (register_module_forward_hook...)."""
+    found = {}
+    source = sys.modules[nn.Module.__module__]
+    for owner, holder in (("nn.Module.", vars(nn.Module)), ("torch.nn.modules.module.", vars(source))):
+        for name, value in holder.items():
+            functions = [value.fget, value.fset] if isinstance(value, property) else [getattr(value, "__func__", value)]
+            for function in functions:
+                code = getattr(function, "__code__", None)
+                if isinstance(code, types.CodeType) and code.co_filename == nn.Module.__init__.__code__.co_filename:
+                    found[code] = owner + name
+    return found
+
+
+def own_code_scenario(ns: dict, grade_id: str) -> Callable[[], object]:
+    """A short use of the part's methods (trees built before, outside the watch), for code_that_runs."""
+    mini_module = ns.get("MiniModule")
+    if grade_id == "test_mini_module_hidden":
+
+        def use() -> list:
+            module, child = mini_module(), mini_module()
+            module.w = nn.Parameter(torch.zeros(2))
+            module.sub = child
+            module.register_buffer("mean", torch.zeros(2), persistent=False)
+            module.w = None
+            read = [module.mean, getattr(module, "missing", None)]
+            del module.sub, module.mean
+            return read
+
+        return use
+    root = make_twins(mini_module, [*SD_TREE, ("dec", "module", "enc")])[0]
+    if grade_id == "test_traversal_hidden":
+        return lambda: (root.named_modules(), root.named_parameters(), root.named_buffers())
+    if grade_id == "test_state_dict_hidden":
+        return lambda: (root.load_state_dict(root.state_dict()), root.load_state_dict({}, strict=False))
+
+    def call() -> None:
+        root.eval()
+        root.train()
+        handles = [root.register_forward_pre_hook(lambda *args: None), root.register_forward_hook(lambda *a: None)]
+        root(torch.ones(2))
+        for handle in handles:
+            handle.remove()
+
+    return call
+
+
+def own_code_case(ns: dict, grade_id: str) -> tuple[str, object]:
+    """The run-time half of a part's "nothing of nn.Module's machinery" rule: none of nn.Module's code runs while the
+    part's methods do, however it was reached (a name built at run time, getattr with a string, importlib)."""
+
+    def observe() -> object:
+        action = own_code_scenario(ns, grade_id)
+        return code_that_runs(action, module_code())
+
+    return fixed(OWN_MACHINERY_CLAUSE[grade_id], "the part's methods run none of nn.Module's code", observe)
 
 
 OBSERVERS = {
@@ -2216,6 +2332,7 @@ CLAUSES = {
         3: "__getattr__ reads the registries, or raises the exact AttributeError",
         4: "__delattr__ deletes from the first registry that has the name",
         5: "register_buffer checks in order, then registers and sets persistence",
+        6: "MiniModule reaches nothing of nn.Module's machinery",
     },
     "test_traversal_hidden": {
         1: "each method gives (str, registered object) tuples",
@@ -2224,6 +2341,7 @@ CLAUSES = {
         4: "named_parameters gives each Parameter once, under its first name",
         5: "named_buffers does the same for every buffer, persistent or not",
         6: "no method changes the tree; a second call gives the same",
+        7: "Traversal reaches nothing of nn.Module's machinery",
     },
     "test_state_dict_hidden": {
         1: "state_dict saves parameters, persistent buffers, then children",
@@ -2234,6 +2352,7 @@ CLAUSES = {
         6: "unexpected keys, module by module",
         7: "the messages and the RuntimeError; strict",
         8: "a LoadResult of two new lists of str",
+        9: "StateDict reaches nothing of nn.Module's machinery",
     },
     "test_modes_and_hooks_hidden": {
         1: "train(mode) checks mode is a bool, sets every flag below, returns self",
@@ -2243,5 +2362,14 @@ CLAUSES = {
         5: "pre-hooks run in order and may replace args",
         6: "forward gets the args and the keyword arguments; exceptions propagate",
         7: "forward hooks run in order and may replace the output",
+        8: "ModesAndHooks and HookHandle reach nothing of nn.Module's machinery or RemovableHandle",
     },
+}
+
+# A part whose classes reach nn.Module's machinery earns nothing, its visible test cell included (grader.trusted).
+MUST_NOT = {
+    "test_mini_module_hidden": ([6], ["test_mini_module_visible"]),
+    "test_traversal_hidden": ([7], ["test_traversal_visible"]),
+    "test_state_dict_hidden": ([9], ["test_state_dict_visible"]),
+    "test_modes_and_hooks_hidden": ([8], ["test_modes_and_hooks_visible"]),
 }

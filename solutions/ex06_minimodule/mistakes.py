@@ -682,4 +682,92 @@ MODES_KWARGS_DROPPED = SOLUTION.edited_answer(MODES_CORRECT, """
 SOLUTION.student("kwargs_dropped", {"modes_and_hooks": MODES_KWARGS_DROPPED},
                  (0, 0, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 6})
 
+# ---------------------------------------------------------------------------------------------------------
+# Shortcuts the contract forbids: borrowing nn.Module's machinery (each part's last rule)
+# ---------------------------------------------------------------------------------------------------------
+
+# register_buffer is nn.Module's own function, captured when the class body runs: it behaves exactly as the
+# contract asks, and is what rule 6 forbids.
+MINI_BORROWS_REGISTER_BUFFER = (
+    MINI_CORRECT[: MINI_CORRECT.index("    def register_buffer")]
+    + "    register_buffer = nn.Module.register_buffer  # the real one does the checks in the right order\n"
+)
+
+SOLUTION.student("borrows_register_buffer",
+                 {"mini_module": MINI_BORROWS_REGISTER_BUFFER, "traversal": TRAVERSAL_CORRECT},
+                 (0, 0, 2, 4, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 6})
+
+# The whole class derived from nn.Module, the five methods written out (what the contract forbids first of all).
+MINI_DERIVES_FROM_MODULE = SOLUTION.edited_answer(MINI_CORRECT, """
+-class MiniModule:
++class MiniModule(nn.Module):
+""")
+
+SOLUTION.student("derives_from_module", {"mini_module": MINI_DERIVES_FROM_MODULE}, (0, 0, 0, 0, 0, 0, 0, 0))
+
+# named_modules hands the walk to nn.Module.named_modules (its memo does the de-duplication).
+_NAMED_MODULES = TRAVERSAL_CORRECT[
+    TRAVERSAL_CORRECT.index("    def named_modules") : TRAVERSAL_CORRECT.index("    def named_param")
+]
+TRAVERSAL_BORROWS_NAMED_MODULES = TRAVERSAL_CORRECT.replace(_NAMED_MODULES, '''    def named_modules(self, *walk):
+        """(qualified name, module) for self and every module below it, each module once."""
+        return list(nn.Module.named_modules(self, *walk))  # the children call back with (memo, prefix)
+
+''')
+
+SOLUTION.student("borrows_named_modules",
+                 {"traversal": TRAVERSAL_BORROWS_NAMED_MODULES, "state_dict": STATE_DICT_CORRECT},
+                 (0, 0, 0, 0, 2, 4, 0, 0), breaks={"test_traversal_hidden": 7})
+
+# state_dict saves each module's own tensors with nn.Module._save_to_state_dict, called on a MiniModule.
+STATE_DICT_BORROWS_SAVE = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
++        result = OrderedDict()
++        nn.Module._save_to_state_dict(self, result, prefix, False)
+""")
+
+SOLUTION.student("borrows_save_to_state_dict", {"state_dict": STATE_DICT_BORROWS_SAVE}, (0, 0, 0, 0, 0, 0, 0, 0),
+                 breaks={"test_state_dict_hidden": 9})
+
+# HookHandle is torch's RemovableHandle under another name: ids from torch's counter, remove() from torch.
+_HOOK_HANDLE = MODES_CORRECT[MODES_CORRECT.index("class HookHandle:") : MODES_CORRECT.index("class ModesAndHooks:")]
+MODES_HANDLE_FROM_TORCH = MODES_CORRECT.replace(_HOOK_HANDLE, '''class HookHandle(torch.utils.hooks.RemovableHandle):
+    """What the two register methods return; remove() takes the hook out of its table."""
+
+    @property
+    def key(self):
+        return self.id
+
+
+''')
+
+SOLUTION.student("handle_from_torch", {"modes_and_hooks": MODES_HANDLE_FROM_TORCH}, (0, 0, 0, 0, 0, 0, 0, 0))
+
+# eval is nn.Module's own (it only calls self.train(False), which is this part's): right in every case, and what
+# rule 8 forbids.
+MODES_BORROWS_EVAL = SOLUTION.edited_answer(MODES_CORRECT, '''
+-    def eval(self):
+-        """The same as self.train(False)."""
+-        return self.train(False)
++    eval = nn.Module.eval  # nn.Module's is just self.train(False)
+''')
+
+SOLUTION.student("borrows_eval", {"modes_and_hooks": MODES_BORROWS_EVAL}, (0, 0, 0, 0, 0, 0, 0, 0),
+                 breaks={"test_modes_and_hooks_hidden": 8})
+
+# A reviewer's answer (issue 25): __getattr__ is nn.Module's, found while it runs through a name built from strings,
+# so nothing of nn.Module is held; the run-time half of rule 6 sees its code run.
+MINI_GETATTR_BY_STRING = (
+    MINI_CORRECT[: MINI_CORRECT.index("    def __getattr__")]
+    + '''    def __getattr__(self, name):
+        """Called by Python only when normal lookup fails: look in the registries."""
+        return vars(getattr(torch.nn, "Mod" + "ule"))["__get" + "attr__"](self, name)
+
+'''
+    + MINI_CORRECT[MINI_CORRECT.index("    def __delattr__") :]
+)
+
+SOLUTION.student("getattr_by_string", {"mini_module": MINI_GETATTR_BY_STRING, "state_dict": STATE_DICT_CORRECT},
+                 (0, 0, 0, 0, 2, 4, 0, 0))
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -10,7 +10,7 @@ from random import Random
 import torch
 from torch import nn
 
-from grader.observing import data, fixed, kind_of, labelled, raised, seed_torch, seeded, single_thread
+from grader.observing import code_that_runs, data, fixed, kind_of, labelled, raised, seed_torch, seeded, single_thread
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
@@ -716,10 +716,31 @@ def none_only() -> nn.Module:
     return model
 
 
+APPLY_CODE = {nn.Module.apply.__code__: "nn.Module.apply", nn.Module._apply.__code__: "nn.Module._apply"}
+
+
+def apply_not_called_cases(apply_once: object) -> list:
+    """Clause 5: the code of nn.Module.apply (or _apply) never runs while apply_once runs, whatever reference would
+    reach it (a method looked up then, or a function captured before)."""
+
+    def ran(make: Callable[[], nn.Module]) -> Callable[[], list]:
+        def observe() -> list:
+            model = make()
+            return code_that_runs(lambda: apply_once(model, lambda module: None), APPLY_CODE)
+
+        return observe
+
+    return [
+        fixed(5, "the worked example: apply's code never runs", ran(worked_example)),
+        fixed(5, "a block under two parents: apply's code never runs", ran(block_under_two_parents)),
+        fixed(5, "one Linear: apply's code never runs", ran(lambda: nn.Linear(1, 1))),
+    ]
+
+
 @single_thread
 def observe_apply_hidden(ns: dict) -> dict:
     apply_once = ns.get("apply_once")
-    fixed_cases = apply_clause_cases(apply_once)
+    fixed_cases = [*apply_clause_cases(apply_once), *apply_not_called_cases(apply_once)]
     rng = Random(APPLY_SEED)
     cases = []
     for _ in range(APPLY_CASES):
@@ -747,5 +768,9 @@ CLAUSES = {
         2: "in the order apply first reaches each module",
         3: "a None child is skipped",
         4: "it returns the model itself",
+        5: "the walk is its own: nn.Module.apply's code never runs",
     },
 }
+
+# A part 2 that calls apply (rule 5) earns nothing, its visible test cell included (grader.trusted).
+MUST_NOT = {"test_apply_once_hidden": ([5], ["test_apply_once_visible"])}

@@ -203,7 +203,7 @@ APPLY_DIRECT = '''def apply_once(model, fn):
     return model.apply(fn)
 '''
 
-SOLUTION.student("apply_direct", {"apply_once": APPLY_DIRECT}, (0, 0, 0, 0), breaks={"test_apply_once_hidden": 1})
+SOLUTION.student("apply_direct", {"apply_once": APPLY_DIRECT}, (0, 0, 0, 0))  # breaks rules 1 and 5
 
 # Walks modules(): each module once, but parents before children.
 APPLY_PREORDER = SOLUTION.edited_answer(APPLY_DIRECT, """
@@ -278,5 +278,50 @@ APPLY_RETURNS_NONE = SOLUTION.edited_answer(APPLY_CORRECT_STACK, """
 
 SOLUTION.student("apply_returns_none", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_RETURNS_NONE},
                  (2, 4, 0, 0), breaks={"test_apply_once_hidden": 4})
+
+# The shortcut rule 5 forbids: apply does the walk, a set of the modules already seen drops the repeats. Its
+# visits are exactly right; the understanding of apply's order is never needed.
+APPLY_DEDUPLICATED_APPLY = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    seen = set()
+
+    def first_time(module):
+        if id(module) not in seen:
+            seen.add(id(module))
+            fn(module)
+
+    model.apply(first_time)
+    return model
+'''
+
+SOLUTION.student("apply_deduplicated_apply",
+                 {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_DEDUPLICATED_APPLY},
+                 (2, 4, 0, 0), breaks={"test_apply_once_hidden": 5})
+
+# A walk of its own, in apply's order, but without memory: what apply itself does, a module under two parents
+# visited twice.
+APPLY_OWN_WALK_TWICE = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    for child in model.children():
+        apply_once(child, fn)
+    fn(model)
+    return model
+'''
+
+SOLUTION.student("apply_own_walk_twice", {"apply_once": APPLY_OWN_WALK_TWICE}, (0, 0, 0, 0),
+                 breaks={"test_apply_once_hidden": 1})
+
+# A reviewer's answer (issue 25): the same shortcut, apply run in another thread so that a profile of the calling
+# thread alone would not see it.
+APPLY_IN_THREAD = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
+-    model.apply(first_time)
++    import threading
++
++    worker = threading.Thread(target=model.apply, args=(first_time,))
++    worker.start()
++    worker.join()
+""")
+
+SOLUTION.student("apply_in_thread", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_IN_THREAD}, (2, 4, 0, 0))
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
