@@ -1,11 +1,13 @@
 """The documentation cannot rot silently: README.md and every guide under docs/ are read as a newcomer would follow
 them. Every relative link leads to a file that exists (and to a heading of it, where it names one), and every
 command they show, in a code block or inline, is one the course has: a `grader` subcommand whose options parse with
-the grader's own argparse parser (nothing is run), or a target of the Makefile."""
+the grader's own argparse parser (nothing is run), a target of the Makefile, or a script or module of the course
+that defines the options shown."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import shlex
 from collections.abc import Iterator
@@ -81,9 +83,31 @@ def parsed(command: str) -> tuple[str, list[str]] | None:
         return "make", [word for word in words[1:] if "=" not in word and not word.startswith("-")]
     if Path(words[0]).name == "grader" and not words[0].endswith("/"):
         return "grader", words[1:]
-    if re.fullmatch(r"python(3(\.\d+)?)?", Path(words[0]).name) and words[1:3] == ["-m", "grader"]:
-        return "grader", words[3:]
+    if re.fullmatch(r"python(3(\.\d+)?)?", Path(words[0]).name):
+        if words[1:3] == ["-m", "grader"]:
+            return "grader", words[3:]
+        if words[1:2] == ["-m"] and len(words) > 2:
+            return "python", words[2:]
+        if len(words) > 1 and words[1].endswith(".py"):
+            return "python", words[1:]
     return None
+
+
+def script_problem(arguments: list[str]) -> str | None:
+    """Why a course script or module shown with options (`benchmarks/autograde.py --students 24`) does not exist or
+    does not define one of those options."""
+    name, options = arguments[0], [word.split("=")[0] for word in arguments[1:] if word.startswith("--")]
+    if name.endswith(".py"):
+        path = REPO / name
+    else:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            return f"python -m {name}: no such module"
+        path = Path(spec.origin)
+    if not path.is_file():
+        return f"{name}: no such file"
+    text = path.read_text(encoding="utf-8")
+    return next((f"{name}: no option {option}" for option in options if f'"{option}"' not in text), None)
 
 
 class Refused(Exception):
@@ -160,6 +184,8 @@ def test_every_command_shown_exists_with_its_options(guide: Path) -> None:
         match parsed(command):
             case ("grader", arguments):
                 problems.append(grader_problem(arguments, complete))
+            case ("python", arguments):
+                problems.append(script_problem(arguments))
             case ("make", names):
                 problems += [f"make {name}: no such target" for name in names if name not in targets]
     assert [problem for problem in problems if problem] == []
@@ -184,6 +210,10 @@ def test_the_checks_refuse_what_does_not_exist(tmp_path: Path) -> None:
     assert grader_problem(["student-edition"], complete=False) is None
     assert grader_problem(["student-edition"]) is not None
     assert grader_problem(["student-edition", "--into", "DIR"], complete=False) is not None
+    assert script_problem(["benchmarks/autograde.py", "--students", "24"]) is None
+    assert script_problem(["benchmarks/autograde.py", "--pupils", "24"]) is not None
+    assert script_problem(["benchmarks/nonesuch.py"]) is not None
+    assert script_problem(["benchmarks.mutation", "--assignment", "ex08"]) is None
     assert "nonesuch" not in make_targets() and "lab" in make_targets()
     page = tmp_path / "page.md"
     page.write_text("# A title\n\n[ok](page.md#a-title) [gone](nowhere.md) [bad](page.md#no-such)\n")
