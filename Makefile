@@ -47,7 +47,7 @@ outputs: $(STAMP)
 	$(BIN)/python scripts/collapse_predictions.py $(or $(NB),chapters/*.ipynb)
 
 # JupyterHub on this checkout (hub/jupyterhub_config.py), a trial on one machine: every account must read the checkout
-# (a class's hub runs from a copy of hub/, README, "A class on JupyterHub"). Its proxy, configurable-http-proxy, is
+# (a class's hub runs from a copy of hub/: docs/grading-at-scale.md, "A class on JupyterHub"). Its proxy, configurable-http-proxy, is
 # pinned in hub/package.json (npm ci); 127.0.0.1; run as root. COURSE_INSTRUCTOR=NAME COURSE_STUDENTS=A,B,... and the
 # other settings the config file names pass through.
 PROXY := hub/node_modules/.bin/configurable-http-proxy

@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/cluster.py --students 24 [--assignment ex01_slots] [--cluster-workers 2]
 
 Builds N submissions (as benchmarks/autograde.py does), grades them with `python -m grader autograde` on this
-machine, then starts a scheduler and single-threaded workers by hand on 127.0.0.1 (`dask scheduler`,
-`dask worker`, as the README shows) and grades the same class on them from this process, the coordinator. Checks
+machine, then starts a scheduler and single-threaded workers by hand on 127.0.0.1 (`dask scheduler`, `dask worker`,
+as docs/grading-at-scale.md shows) and grades the same class on them from this process, the coordinator. Checks
 that every graded cell got the same score both ways, and prints seconds per submission for each, the coordinator's
 CPU time per submission (this process's, Dask's client threads included), the submissions per second one
 coordinator can therefore sustain, and how many workers that feeds at the workers' measured pace.

@@ -1,15 +1,10 @@
 """work/submitted/ -> work/autograded/ and the gradebook: nbgrader autograde, in parallel, sandboxed, checked.
 
-Each submission is graded by nbgrader's own Autograde converter, so the notebook's tests are run and recorded as
-nbgrader does. Three things change: the cells run in a sandboxed child forked from one warm server (grader.sandbox)
-instead of a kernel started cold; several submissions are graded at once by worker threads (the gradebook sees one
-reader or writer at a time: every step of nbgrader's that uses it holds the run's gradebook lock, passed in each
-submission's Grading; the cells run without it); and the points of each graded test cell come from the trusted check
-(grader.trusted): the grader compares what the exercise's observers saw with what they see of the solution. The
-hidden work runs once, in the submission's one child: its cells (only the visible lines of a hidden-test cell), then
-the observers. The verdict on each cell (the first differing case, what was expected there and what came back)
-becomes the cell's error output, which the autograded notebook and the feedback show. Where the notebook's own tests
-and the trusted check disagree, the trusted points are recorded and the submission is flagged.
+Each submission is graded by nbgrader's own Autograde converter with the course's steps (grader.nbgrader_steps),
+several at once by worker threads; the gradebook sees one reader or writer at a time (every step of nbgrader's that
+uses it holds the run's gradebook lock, passed in each submission's Grading; the cells run without it). Every
+submission ends with a status (ok, error, flagged), and one submission's failure never stops the others. The story
+for instructors: docs/instructor.md; what the sandbox and the trusted check protect: docs/sandbox.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""Where the course lives on disk, and the nbgrader configuration that points at it."""
+"""Where the course lives on disk, and the nbgrader configuration that points at it.
+
+The course folder is GRADER_COURSE_ROOT when set; else the working folder or the nearest parent that looks like a
+course (an `nbgrader_config.py` beside `solutions/` or `exercises/`); else the checkout this package runs from (an
+editable install or `python -m grader` in the checkout). Otherwise it is a CourseError that says how to point at one
+(docs/instructor.md, "Installing the grader").
+"""
 
 from __future__ import annotations
 
@@ -12,8 +18,24 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 def root() -> Path:
-    """The course directory: this repository, or another laid out the same way named by GRADER_COURSE_ROOT."""
-    return Path(os.environ.get("GRADER_COURSE_ROOT") or REPOSITORY).resolve()
+    """The course directory: GRADER_COURSE_ROOT, the working folder or a parent of it, or this package's checkout."""
+    named = os.environ.get("GRADER_COURSE_ROOT")
+    if named:
+        return Path(named).resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents, REPOSITORY):
+        if _looks_like_a_course(folder):
+            return folder
+    raise CourseError(
+        f"no course found in {here} or its parents (a folder with nbgrader_config.py and solutions/): "
+        "run the command in the course folder, or set GRADER_COURSE_ROOT=/path/to/course"
+    )
+
+
+def _looks_like_a_course(folder: Path) -> bool:
+    """The course's own layout, or a student edition's (exercises/ but no solutions/)."""
+    layout = ((folder / name).is_dir() for name in ("solutions", "exercises"))
+    return (folder / "nbgrader_config.py").is_file() and any(layout)
 
 
 def solutions() -> Path:

@@ -6,7 +6,8 @@ that name what runs: `run_hidden_tests(assignment, grade_id, globals())`. Run in
 `grader validate`), that call observes the submission with the checks' observer and compares with the solution's
 observation, computed on the machine that runs it (grader.references), failing with the first differing case. The
 block holds nothing derived: an edit of the checks or of grader/observing.py changes no notebook. The grader itself
-never runs the block; its trusted check does the same comparison outside the submission's process.
+never runs the block; its trusted check does the same comparison outside the submission's process. How an exercise's
+checks are written: docs/contributing.md, "An exercise".
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """The grader's execute and trusted-check steps as nbgrader preprocessors.
 
-The course's nbgrader configuration names them in `Autograde.autograde_preprocessors`, so every way to autograde
-grades the same way: `python -m grader autograde`, the Formgrader's Autograde buttons and `nbgrader autograde` typed
-in the course folder all run the cells in the sandbox and take each graded test cell's points from the trusted
-check. The hidden work runs once, in the notebook's one child: it runs the cells (only the visible lines of a
-hidden-test cell), then the trusted check's observers; the grader compares what they saw with the solution's, and
-the verdict on each cell (the first differing case, what was expected there and what came back) becomes the cell's
-error output. Inside a grading run (grader.autograde) each submission's Grading is passed to both steps; under
-nbgrader's own Autograde the execute step starts a sandbox of its own for the notebook. The execute step hands its
-verdict to the trusted-check step in the notebook's resources.
+The course's nbgrader configuration names them in `Autograde.autograde_preprocessors`, so every way to autograde grades
+the same way: `python -m grader autograde`, the Formgrader's Autograde buttons and `nbgrader autograde` typed in the
+course folder all run the cells in the sandbox and take each graded test cell's points from the trusted check
+(grader.trusted), whose verdict on each cell becomes the cell's error output. Inside a grading run (grader.autograde)
+each submission's Grading is passed to both steps; under nbgrader's own Autograde the execute step starts a sandbox of
+its own for the notebook. The execute step hands its verdict to the trusted-check step in the notebook's resources. The
+story: docs/instructor.md, "Every way to autograde grades the same way".
 """
 
 from __future__ import annotations

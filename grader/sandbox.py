@@ -10,7 +10,8 @@ network and UTS namespaces of its own, whose end kills everything it started; on
 and /dev/shm; a user id of its own. Every child has resource limits (memory, CPU time, file size, disk, open files,
 processes) and the grader puts a wall-clock limit, by its own clock, on every cell and every notebook. Without
 bubblewrap the same server runs unconfined, with a warning. A server that dies or stops answering is a
-SandboxFailure (the grader's fault, never a student's): `restart` starts a new one.
+SandboxFailure (the grader's fault, never a student's): `restart` starts a new one. The whole picture, with what is
+not protected: docs/sandbox.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The submission's code cells run in a fresh sandboxed child (a hidden-test cell w
 execute step runs them); then, in the same child, the exercise's observers (solutions/<assignment>/checks.py) call
 the submission's functions on the hidden inputs and send back plain JSON. The instructor's solution goes through
 the same steps once per grading run. Here, in the grader, the two are compared: equal observations earn the cell's
-points, anything else earns none.
+points, anything else earns none. What this protects, and what not: docs/sandbox.md.
 """
 
 from __future__ import annotations

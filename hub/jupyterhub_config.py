@@ -1,5 +1,5 @@
 """JupyterHub for a class taking this course: one Unix account per student and one for the instructor, nbgrader's
-exchange in a shared folder, every server started from one Python environment. Steps: README, "A class on JupyterHub".
+exchange in a shared folder, every server started from one Python environment. Steps: docs/grading-at-scale.md, "A class on JupyterHub".
 
 Run as root (the hub starts each user's server as that user), with the jupyterhub of that environment:
     COURSE_DIR=/home/instructor/course COURSE_INSTRUCTOR=instructor COURSE_STUDENTS=alice,bob \

@@ -1,6 +1,6 @@
-"""Every sandboxed child runs under the syscall allow-list (grader/syscall_filter.py): each call the README lists as
-refused is refused in a child, its threads and the processes it starts inherit the filter, and a call on no list is
-refused too. (That an honest class of every assignment grades unchanged under it: tests/test_autograde.py, whose
+"""Every sandboxed child runs under the syscall allow-list (grader/syscall_filter.py): each call docs/sandbox.md lists
+as refused is refused in a child, its threads and the processes it starts inherit the filter, and a call on no list
+is refused too. (That an honest class of every assignment grades unchanged under it: tests/test_autograde.py, whose
 graded classes check that their sandbox's children were filtered.)"""
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def test_no_menu_leads_to_the_missing_exchange(page, lab: Lab) -> None:
 
 
 def test_make_lab_work_opens_another_gradebook(browser, work_dir: Path, tmp_path: Path) -> None:
-    """`make lab WORK=work/demo` (as the README says): the Formgrader shows that folder's gradebook, not work/'s."""
+    """`make lab WORK=work/demo` (docs/instructor.md): the Formgrader shows that folder's gradebook, not work/'s."""
     other = work_dir / "graded_elsewhere"
     other.mkdir()
     ready_nbgrader()  # nbgrader's gradebook runs `alembic`

@@ -169,7 +169,7 @@ def hub(browser: object) -> Iterator[Hub]:
         ignored = shutil.ignore_patterns(".venv", ".git", "work", "workspace", "node_modules", "__pycache__")
         shutil.copytree(REPO, course, ignore=ignored)
         (course / ".venv").symlink_to(REPO / ".venv")
-        (course / "work").mkdir()  # the gradebook's folder, as the instructor makes it (README)
+        (course / "work").mkdir()  # the gradebook's folder, as the instructor makes it (docs/grading-at-scale.md)
         subprocess.run(["chown", "-R", f"{instructor}:{instructor}", str(course)], check=True)
         port = free_port()
         users_venv = _users_venv(base / "for-users")
