@@ -32,19 +32,45 @@ from grader.course import assignment_names, checks_file, default_db_url, relativ
 from grader.gradebook import cell_scores
 from grader.notebooks import nbgrader_cells, read_notebook
 from grader.sample_class import write_class
+from grader.trusted import must_not_rules
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 
 
-def build_class(assignment: str, students: int, folder: Path) -> None:
-    """N submissions named s001..sNNN, cycling through the sample class of the assignment."""
+def build_class(assignment: str, students: int, folder: Path) -> dict[str, dict[str, float]]:
+    """N submissions named s001..sNNN, cycling through the sample class of the assignment; the points each must
+    earn, per graded cell."""
     samples = folder / "samples"
-    write_class(assignment, samples)
+    expected = write_class(assignment, samples)
     kinds = sorted(p.name for p in samples.iterdir())
+    deserved = {}
     for index in range(students):
-        source = samples / kinds[index % len(kinds)] / assignment
-        shutil.copytree(source, folder / "class" / f"s{index + 1:03d}" / assignment)
+        kind, student = kinds[index % len(kinds)], f"s{index + 1:03d}"
+        shutil.copytree(samples / kind / assignment, folder / "class" / student / assignment)
+        deserved[student] = expected[kind]
     shutil.rmtree(samples)
+    return deserved
+
+
+def stock_cannot_grade(assignment: str) -> set[str]:
+    """The test cells a part's "must not" rule takes from a shortcut whose own visible asserts pass (the checks'
+    MUST_NOT): stock nbgrader runs only the notebook's asserts there, so it gives them their points."""
+    rules = must_not_rules(checks_file(assignment).read_text(encoding="utf-8"))
+    return {cell for _, others in rules.values() for cell in others}
+
+
+def differing(stock: dict, ours: dict, deserved: dict, assignment: str) -> list[str]:
+    """The submissions where ours did not give what mistakes.py expects, or stock and ours disagree beyond the cells
+    only the grader can take (stock_cannot_grade, where ours gave the expected 0)."""
+    exempt = stock_cannot_grade(assignment)
+    wrong = []
+    for student, points in deserved.items():
+        mine, theirs = ours.get(student, {}).get(assignment), stock.get(student, {}).get(assignment)
+        if mine != points or theirs is None or set(theirs) != set(mine):
+            wrong.append(student)
+        elif any(theirs[c] != mine[c] and not (c in exempt and mine[c] == 0) for c in mine):
+            wrong.append(student)
+    return wrong
 
 
 def run_stock(assignment: str, work: Path) -> float:
@@ -163,7 +189,7 @@ def compare(assignment: str, students: int, workers: int | None, profile: bool) 
     """Grade one synthetic class with both tools and print its row; the speedup, or None if the scores differ."""
     with tempfile.TemporaryDirectory(prefix="bench-autograde-") as scratch:
         root = Path(scratch)
-        build_class(assignment, students, root)
+        deserved = build_class(assignment, students, root)
         stock_work, our_work = root / "stock", root / "ours"
         shutil.copytree(root / "class", stock_work / "submitted")
         stock = run_stock(assignment, stock_work) / students
@@ -171,16 +197,20 @@ def compare(assignment: str, students: int, workers: int | None, profile: bool) 
         floor = floor_seconds(assignment, root / "class")
         stock_scores = cell_scores(default_db_url(stock_work))
         our_scores = cell_scores(default_db_url(our_work))
-        if stock_scores != our_scores or len(our_scores) != students:
-            differing = sorted(
-                s for s in set(stock_scores) | set(our_scores) if stock_scores.get(s) != our_scores.get(s)
-            )
-            print(f"{assignment}: scores differ for {len(differing)} submission(s): {differing[:10]}")
+        wrong = differing(stock_scores, our_scores, deserved, assignment)
+        if wrong:
+            print(f"{assignment}: scores differ for {len(wrong)} submission(s): {wrong[:10]}")
             return None
         cells = sum(len(c) for per_assignment in our_scores.values() for c in per_assignment.values())
+        exempt = sum(
+            stock_scores[s][assignment][c] != our_scores[s][assignment][c]
+            for s in deserved
+            for c in our_scores[s][assignment]
+        )
         print(
             f"{assignment:<18} {stock:8.2f} {ours:8.2f} {stock / ours:7.1f}x {floor:8.3f} {ours / floor:7.1f}x"
-            f"   identical scores on {cells} graded cells"
+            f"   identical scores on {cells - exempt} graded cells, as expected on all {cells}"
+            + (f" ({exempt} visible cells only a must-not rule takes)" if exempt else "")
         )
         if profile:
             print(profile_ours(assignment, root / "class", root / "profiled", workers))
