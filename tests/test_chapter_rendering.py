@@ -33,6 +33,8 @@ def test_the_exercise_pointer_is_a_relative_link(path: Path) -> None:
     # The student's copy in workspace/ (git-ignored, filled by `make lab`) is there once its release is.
     links = re.findall(rf"\]\(\.\./workspace/(ex{number}_\w+/ex{number}_\w+\.ipynb)\)", tail)
     assert links, f"{path.name} does not link to its exercise with a relative markdown link"
+    texts = re.findall(r"\[([^\]]*)\]\(\.\./workspace/", tail)
+    assert not [text for text in texts if "`" in text], f"{path.name}: the link to its exercise reads as inline code"
     released = path.parent.parent / "exercises"
     assert all((released / link).is_file() for link in links), f"{path.name} links to a missing exercise"
 
