@@ -36,6 +36,8 @@ PYPROJECT_TABLES = re.compile(r"build-system|project(\..*)?|tool\.setuptools(\..
 INSTRUCTOR_SERVER_EXTENSIONS = ("nbgrader.server_extensions.formgrader",)
 INSTRUCTOR_LAB_EXTENSIONS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment")
 JUNK = {".ipynb_checkpoints", "__pycache__"}
+# JupyterLab settings the course changes for everyone (no news toast), as it reads them from jupyter_config/.
+SETTING_OVERRIDES = "labconfig/default_setting_overrides.json"
 COMMITTER = ("course grader", "grader@localhost")  # where git has no identity of its own
 
 
@@ -152,6 +154,7 @@ def _write_jupyter_config(folder: Path) -> None:
     (folder / "labconfig").mkdir(parents=True, exist_ok=True)
     (folder / "jupyter_server_config.json").write_text(json.dumps(server, indent=2) + "\n", encoding="utf-8")
     (folder / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2) + "\n", encoding="utf-8")
+    _copy(root() / "jupyter_config" / SETTING_OVERRIDES, folder / SETTING_OVERRIDES)
 
 
 def _lines(content: bytes, name: str) -> set[str]:

@@ -38,3 +38,10 @@ def test_nbgrader_lab_extension_is_installed(lab: Lab) -> None:
     page_config = re.search(rb'<script id="jupyter-config-data" type="application/json">(.*?)</script>', body, re.S)
     names = {extension["name"] for extension in json.loads(page_config.group(1))["federated_extensions"]}
     assert "@jupyter/nbgrader" in names, names
+
+
+def test_jupyter_news_is_never_asked_for(lab: Lab) -> None:
+    """JupyterLab asks in a toast whether to fetch Jupyter's news while `fetchNews` is "none" (its default); the
+    course's jupyter_config/ sets it to "false", and no update check either."""
+    schema = lab.json("/lab/api/settings/@jupyterlab/apputils-extension:notification")["schema"]["properties"]
+    assert schema["fetchNews"]["default"] == "false" and schema["checkForUpdates"]["default"] is False

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from grader.check import GRADED_CELLS, NOT_HERE
-from grader.edition import STUDENT_MODULES, edition_leaks, edition_secrets
+from grader.edition import SETTING_OVERRIDES, STUDENT_MODULES, edition_leaks, edition_secrets
 from tests.conftest import REPO, grader_process
 
 EXERCISE = "exercises/ex01_slots/ex01_slots.ipynb"
@@ -56,6 +56,8 @@ def test_it_holds_what_a_student_needs_and_nothing_else(edition: Path) -> None:
     assert "[tool.pytest" not in (edition / "pyproject.toml").read_text()  # the course's test settings stay home
     lab = json.loads((edition / "jupyter_config/labconfig/page_config.json").read_text())["disabledExtensions"]
     assert lab["@jupyter/nbgrader:formgrader"] and lab["@jupyter/nbgrader:assignment-list"]
+    overrides = (edition / "jupyter_config" / SETTING_OVERRIDES).read_bytes()
+    assert overrides == (REPO / "jupyter_config" / SETTING_OVERRIDES).read_bytes()  # no news toast there either
     cells = json.loads((edition / GRADED_CELLS).read_text())["ex01_slots.ipynb"]
     assert cells["hidden"] == ["test_classify_slots_hidden", "test_copy_hidden"]
 
