@@ -151,6 +151,31 @@ def as_graded(notebook: NotebookNode, source: NotebookNode) -> NotebookNode:
     return graded
 
 
+def notebook_to_check(path: Path) -> Path:
+    """The notebook `grader check PATH` checks: PATH itself, or the one exercise notebook in the folder PATH.
+    CourseError for a folder with none or several, naming what to pass instead."""
+    if not path.is_dir():
+        return path
+    here = [p for p in sorted(path.glob("*.ipynb")) if p.name in exercise_names()]
+    if len(here) == 1:
+        return here[0]
+    found = here or [p for p in sorted(path.rglob("*.ipynb")) if p.name in exercise_names()]
+    examples = " or ".join(f"`python -m grader check {relative(p)}`" for p in found[:2])
+    holds = f"{len(here)} exercise notebooks" if here else "no exercise notebook"
+    hint = f"check one notebook, e.g. {examples}" if examples else "pass an exercise notebook (.ipynb) instead"
+    raise CourseError(f"{relative(path)}: a folder with {holds}; {hint}")
+
+
+def exercise_names() -> set[str]:
+    """The file names of the course's exercise notebooks (those of solutions/, or in a student edition those
+    GRADED_CELLS lists)."""
+    names = {p.name for p in solutions().glob("*/*.ipynb")}
+    listed = root() / GRADED_CELLS
+    if not names and listed.is_file():
+        names = set(json.loads(listed.read_text(encoding="utf-8")))
+    return names
+
+
 def exercise_of(path: Path) -> Exercise:
     """The exercise a student's notebook was released from: the source notebook of the same name in solutions/,
     or, in a student edition, the notebook's entry in GRADED_CELLS."""

@@ -1,4 +1,5 @@
-"""The instructor's command line: `python -m grader COMMAND`. A thin layer over the modules it calls."""
+"""The course's command line, `python -m grader COMMAND` (or `grader COMMAND`). Students: `check` runs an exercise's
+tests, `workspace` copies new exercises into workspace/. Instructors: every other command."""
 
 from __future__ import annotations
 
@@ -78,8 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     _gradebook_options(report)
     report.set_defaults(run=_report)
 
-    check = commands.add_parser("check", help="run the visible tests of one exercise notebook, part by part")
-    check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
+    check = commands.add_parser("check", help="(students) run the visible tests of one exercise notebook, part by part")
+    check.add_argument(
+        "notebook", type=Path, metavar="NOTEBOOK", help="the exercise notebook, or a folder holding only one of them"
+    )
     check.add_argument(
         "--hidden",
         action="store_true",
@@ -88,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_check)
 
     workspace = commands.add_parser(
-        "workspace", help="copy new exercises into the students' workspace/ (never overwrites their work)"
+        "workspace", help="(students) copy new exercises into workspace/ (never overwrites your work)"
     )
     workspace.set_defaults(run=_workspace)
 
@@ -216,13 +219,22 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from grader.check import NOT_HERE, check, check_table, check_with_hidden_tests, exercise_of, hidden_report
+    from grader.check import (
+        NOT_HERE,
+        check,
+        check_table,
+        check_with_hidden_tests,
+        exercise_of,
+        hidden_report,
+        notebook_to_check,
+    )
 
-    if args.hidden and exercise_of(args.notebook).source is not None:
-        results = check_with_hidden_tests(args.notebook)
+    notebook = notebook_to_check(args.notebook)
+    if args.hidden and exercise_of(notebook).source is not None:
+        results = check_with_hidden_tests(notebook)
         print(hidden_report(results))
         return 0 if all(r.score == r.points for r in results) else 1
-    checked = check(args.notebook)
+    checked = check(notebook)
     print(check_table(checked))
     if args.hidden:
         print(NOT_HERE)

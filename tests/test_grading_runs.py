@@ -193,3 +193,29 @@ def test_check_refuses_a_notebook_that_is_no_exercise(tmp_path: Path) -> None:
     run = grader_process("check", str(stranger))
     assert run.returncode == 1
     assert run.stderr.strip() == f"error: {stranger}: not an exercise of this course (no solutions/*/mine.ipynb)"
+
+
+def test_help_says_which_commands_are_the_students() -> None:
+    run = grader_process("--help")
+    assert run.returncode == 0 and "instructor's command line" not in run.stdout
+    said = " ".join(run.stdout.split())
+    assert "Students: `check` runs an exercise's tests, `workspace` copies new exercises" in said
+
+
+def test_check_takes_a_folder_with_one_exercise_notebook_and_says_what_to_pass_otherwise(tmp_path: Path) -> None:
+    folder = tmp_path / "workspace" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    shutil.copyfile(RELEASE, folder / RELEASE.name)
+    nbformat.write(nbformat.v4.new_notebook(), folder / "scratch.ipynb")  # not an exercise: never a candidate
+    run = grader_process("check", str(folder))
+    assert run.returncode == 1 and run.stdout.splitlines()[-1].startswith("visible tests: 0 of 4 points"), run.stderr
+    other = tmp_path / "workspace" / "ex02_routing" / "ex02_routing.ipynb"
+    other.parent.mkdir()
+    shutil.copyfile(REPO / "exercises" / "ex02_routing" / other.name, other)
+    run = grader_process("check", str(tmp_path / "workspace"))
+    assert run.returncode == 1 and "Is a directory" not in run.stderr
+    assert run.stderr.strip() == (
+        f"error: {tmp_path / 'workspace'}: a folder with no exercise notebook; check one notebook, e.g. "
+        f"`python -m grader check {folder / RELEASE.name}` or "
+        f"`python -m grader check {other}`"
+    )
