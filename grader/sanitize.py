@@ -31,6 +31,7 @@ IMAGES = ("image/png", "image/jpeg", "image/gif")  # attachments shown inline; i
 SIZE_LIMIT = 1 << 16  # the largest width or height kept, in pixels
 BASE64 = re.compile(r"[A-Za-z0-9+/\s]*={0,2}\s*")
 ATTACHMENT = re.compile(r"<attachment:([^<>\n]+)>|attachment:([^\s()<>\"']+)")  # <...> allows spaces
+DATA_IMAGE = re.compile(r"data:(image/(?:png|jpeg|gif));base64,([A-Za-z0-9+/]+=*)")  # as markdown_as_html writes one
 
 TAGS = [
     *bleach.ALLOWED_TAGS,
@@ -120,19 +121,24 @@ class SanitizeSubmission(SanitizeHTML):
 
         Each `attachment:NAME` it refers to becomes, in the cleaned HTML, the attachment as a data URL where it is a
         PNG, JPEG or GIF image in base64 (built here from those checked parts only), or nothing (its alt text
-        shows) where it is missing or of any other kind."""
+        shows) where it is missing or of any other kind. A data URL of such an image in base64 is kept as it is (so
+        cleaning the cleaned HTML again keeps a pasted image)."""
         token = f"https://{secrets.token_hex(8)}.attachment.invalid/"  # cleaned like any link, replaced afterwards
-        images = {name: _image(bundle) for name, bundle in (attachments or {}).items()}
-        names: list[str] = []
+        attached = {name: _image(bundle) for name, bundle in (attachments or {}).items()}
+        images: list[tuple[str, str] | None] = []  # what each placeholder stands for
 
         def placeholder(match: re.Match) -> str:
-            names.append(match.group(1) or match.group(2))
-            url = f"{token}{len(names) - 1}"
+            images.append(attached.get(match.group(1) or match.group(2)))
+            url = f"{token}{len(images) - 1}"
             return f"<{url}>" if match.group(1) else url
 
-        html = self.sanitize_html_tags(markdown2html(ATTACHMENT.sub(placeholder, source)))
-        for number, name in enumerate(names):
-            image = images.get(name)
+        def inline(match: re.Match) -> str:  # an image cleaned before (feedback cleans the autograded notebook again)
+            images.append((match.group(1), match.group(2)))
+            return f"{token}{len(images) - 1}"
+
+        marked = DATA_IMAGE.sub(inline, ATTACHMENT.sub(placeholder, source))
+        html = self.sanitize_html_tags(markdown2html(marked))
+        for number, image in enumerate(images):
             url = f"data:{image[0]};base64,{image[1]}" if image else ""
             html = html.replace(f'src="{token}{number}"', f'src="{url}"' if url else "")
             html = html.replace(f"{token}{number}", "")  # anywhere else (a link): nothing

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import json
@@ -245,6 +246,15 @@ def test_pasted_images_render_and_other_attachments_show_as_their_names() -> Non
     )
     assert not [a for a in _rendered_attributes(cleaned) if a[1].startswith("on")]
     assert "alert(2)" not in inert.source and "<script" not in inert.source
+    # Feedback cleans the autograded notebook, cleaned already: the pasted images stay, nothing else comes back.
+    again, _ = SanitizeSubmission().preprocess(copy.deepcopy(cleaned), {})
+    assert f'src="data:image/png;base64,{PNG}"' in again.cells[0].source
+    assert f'src="data:image/gif;base64,{GIF}"' in again.cells[0].source
+    links = [
+        {(tag, name, value) for tag, name, value in _rendered_attributes(notebook) if name in ("src", "href")}
+        for notebook in (cleaned, again)
+    ]
+    assert links[0] == links[1] and not [a for a in _rendered_attributes(again) if a[1].startswith("on")]
 
 
 def test_a_cell_that_cannot_be_cleaned_is_a_note_and_costs_nothing(monkeypatch) -> None:
