@@ -9,6 +9,7 @@ up with one query, the metadata schema is checked once, and SQLite gradebooks us
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import sys
@@ -51,11 +52,14 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def _shared_engine(url: str, **options: object):
-    """One engine per gradebook URL for the whole process (nbgrader's close() only empties its pool)."""
+    """One engine per gradebook URL for the whole process (nbgrader's close() only empties its pool), closed when
+    the process exits (close_gradebooks)."""
     from sqlalchemy import create_engine, event
 
     key = (str(url), tuple(sorted(options.items())))
     with _ENGINES_LOCK:
+        if not _ENGINES:
+            atexit.register(_close_on_exit, os.getpid())
         if key not in _ENGINES:
             engine = create_engine(url, **options)
             engine.dispose = lambda *args, **kwargs: None  # shared: its pooled connections stay open for the next
@@ -63,6 +67,19 @@ def _shared_engine(url: str, **options: object):
                 event.listen(engine, "connect", _sqlite_write_ahead)
             _ENGINES[key] = engine
         return _ENGINES[key]
+
+
+def close_gradebooks() -> None:
+    """Close the pooled connections of every gradebook this process opened: the last connection to a SQLite
+    gradebook checkpoints it and removes its -wal and -shm files. A later use opens new ones."""
+    with _ENGINES_LOCK:
+        for engine in _ENGINES.values():
+            type(engine).dispose(engine)
+
+
+def _close_on_exit(pid: int) -> None:
+    if os.getpid() == pid:  # a forked child never closes its parent's connections
+        close_gradebooks()
 
 
 def _missing_tables(metadata, bind, **options: object) -> None:
