@@ -43,7 +43,7 @@ from grader.course import (
 )
 from grader.escaping import printable
 from grader.execute import nbgrader_environment
-from grader.gradebook import cell_grades, changed_outside, graded_by_hand, submission_totals
+from grader.gradebook import add_student, cell_grades, changed_outside, graded_by_hand, submission_totals
 from grader.hidden_tests import runnable
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import CourseExecute, Grading, TrustedCheck
@@ -490,6 +490,8 @@ class ConcurrentAutograde(Autograde):
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
         with self.grading.gradebook_lock:
             super().init_assignment(assignment_id, student_id)
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gradebook:
+                add_student(gradebook, student_id)
 
     def _init_preprocessors(self) -> None:
         self.exporter._preprocessors = []

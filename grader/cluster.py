@@ -24,6 +24,7 @@ from traitlets.config import Config
 from grader.autograde import Ledger, Outcome, Plan, _award_nothing, _outcome_of, record
 from grader.cluster_worker import Graded, Submission, WarmSandbox, course_digest, grade_submission
 from grader.course import CourseError, nbgrader_config
+from grader.gradebook import add_student
 from grader.nbgrader_setup import ready_nbgrader
 from grader.release import recorded_release
 from grader.sandbox import Limits
@@ -103,7 +104,7 @@ def _record(graded: Graded, config: Config) -> Outcome:
     outcome, course = graded.outcome, config.CourseDirectory
     if graded.scores is not None:
         with Gradebook(course.db_url) as gradebook:
-            gradebook.update_or_create_student(outcome.student)
+            add_student(gradebook, outcome.student)
             when = {"timestamp": graded.timestamp} if graded.timestamp else {}
             submission = gradebook.update_or_create_submission(outcome.assignment, outcome.student, **when)
             for notebook in submission.notebooks:

@@ -28,6 +28,15 @@ CellGrades = dict[str, dict[str, dict[str, CellGrade]]]
 CellScores = dict[str, dict[str, dict[str, float]]]
 
 
+def add_student(gradebook: Gradebook, student: str) -> None:
+    """Record a student, named by their id where no name was given: the Formgrader lists students as "last name,
+    first name" and shows one without a name as "None, None". A name entered in the Formgrader is kept."""
+    record = gradebook.update_or_create_student(student)
+    if record.last_name is None and record.first_name is None:
+        record.last_name, record.first_name = student, ""
+        gradebook.db.commit()
+
+
 def course_id() -> str:
     return nbgrader_config().CourseDirectory.course_id
 
