@@ -205,8 +205,9 @@ def _grading(args: argparse.Namespace, work_dir: Path, workers: int, limits: Lim
 def _feedback(args: argparse.Namespace) -> int:
     from grader.feedback import feedback
 
-    pages = feedback(_work(args), _db(args), show_hidden_tests=args.show_hidden_tests)
-    print(f"wrote {len(pages)} feedback page(s) under {relative(_work(args) / 'feedback')}")
+    made = feedback(_work(args), _db(args), show_hidden_tests=args.show_hidden_tests)
+    kept = len(made.pages) - made.written
+    print(f"wrote {made.written} feedback page(s) under {relative(_work(args) / 'feedback')}, {kept} unchanged")
     return 0
 
 

@@ -40,7 +40,7 @@ def demo(workers: int | None = None) -> None:
             )
     db_url = default_db_url(work_dir)
     print(outcome_table(outcomes, db_url))
-    pages = feedback(work_dir, db_url)
+    pages = feedback(work_dir, db_url).pages
     print(f"feedback: {len(pages)} HTML page(s) under {relative(work_dir / 'feedback')}")
     for path in report(work_dir, db_url, work_dir):
         print(f"report:   {relative(path)}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -19,9 +20,10 @@ from nbgrader.converters import GenerateFeedback
 from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests
-from traitlets import Bool
+from traitlets import Bool, Dict, Int
 
 from grader.course import CourseError, nbgrader_config, relative
+from grader.feedback_inputs import INPUTS, inputs_digests, unchanged
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import FLAG_NOTE
 from grader.notebooks import in_parts
@@ -31,8 +33,17 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 MESSAGE_CHARS = 2000  # of a failure message shown
 
 
-def feedback(work_dir: Path, db_url: str | None = None, show_hidden_tests: bool = False) -> list[Path]:
-    """Write feedback for every autograded submission; return the HTML files."""
+@dataclass(frozen=True)
+class Pages:
+    """The feedback pages there are, and how many of them this run wrote (the others' inputs had not changed)."""
+
+    pages: list[Path]
+    written: int
+
+
+def feedback(work_dir: Path, db_url: str | None = None, show_hidden_tests: bool = False) -> Pages:
+    """Write feedback for every autograded submission whose pages are missing or whose inputs changed
+    (grader.feedback_inputs); return every page there is and how many were written."""
     import nbgrader.converters
 
     autograded = work_dir / "autograded"
@@ -47,16 +58,20 @@ def feedback(work_dir: Path, db_url: str | None = None, show_hidden_tests: bool 
     config.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), str(nbgrader_templates)]
     config.FeedbackByPart.show_hidden_tests = show_hidden_tests
     progress = Progress(sum(1 for _ in autograded.glob("*/*/*.ipynb")), label="feedback ")
+    settings = f"{config.HTMLExporter!r} {config.FeedbackByPart!r} {config.GenerateFeedback!r}"
+    written = 0
     for assignment in assignments:
         converter = FeedbackPages(coursedir=CourseDirectory(config=config), config=config)
         converter.progress = progress
+        converter.inputs = inputs_digests(config.CourseDirectory.db_url, assignment, autograded, settings)
         converter.coursedir.assignment_id = assignment
         converter.force = True
         try:
             converter.start()
         except NbGraderException as error:
             raise CourseError(f"{relative(autograded)}: generate_feedback failed for {assignment}: {error}") from None
-    return sorted((work_dir / "feedback").glob("*/*/*.html"))
+        written += converter.written
+    return Pages(sorted((work_dir / "feedback").glob("*/*/*.html")), written)
 
 
 class FeedbackByPart(Preprocessor):
@@ -102,23 +117,43 @@ def result_words(score: float, points: float, message: str) -> str:
 
 
 class FeedbackPages(GenerateFeedback):
-    """nbgrader's GenerateFeedback with a progress bar. Its steps (the page by part, sanitized) are the course's
-    `GenerateFeedback.preprocessors` (grader/nbgrader_config.py), the Formgrader's too."""
+    """nbgrader's GenerateFeedback with a progress bar, which writes a submission's pages only where they are missing
+    or their `inputs` (student -> digest, grader.feedback_inputs) changed. Its steps (the page by part, sanitized)
+    are the course's `GenerateFeedback.preprocessors` (grader/nbgrader_config.py), the Formgrader's too."""
 
     progress: Progress | None = None
+    inputs = Dict(help="student -> the digest of what their pages are made from")
+    written = Int(0, help="pages written by this converter")
+
+    def init_destination(self, assignment_id: str, student_id: str) -> bool:
+        """Whether to write this submission's pages: not where they were made from the same inputs."""
+        folder = Path(self._format_dest(assignment_id, student_id))
+        pages = [Path(notebook).stem + ".html" for notebook in self.notebooks]
+        if student_id in self.inputs and unchanged(folder, self.inputs[student_id], pages):
+            for notebook in self.notebooks:
+                self._advance(notebook, "unchanged")
+            return False
+        return super().init_destination(assignment_id, student_id)
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         try:
             super().convert_single_notebook(notebook_filename)
         except Exception:
-            self._advance(notebook_filename, failed=True)
+            self._advance(notebook_filename, "failed")
             raise
-        self._advance(notebook_filename, failed=False)
+        self.written += 1
+        self._advance(notebook_filename, "written")
 
-    def _advance(self, notebook_filename: str, failed: bool) -> None:
+    def set_permissions(self, assignment_id: str, student_id: str) -> None:
+        """nbgrader's last step once a submission's pages are all written: here, record what they were made from."""
+        super().set_permissions(assignment_id, student_id)
+        if student_id in self.inputs:
+            (Path(self._format_dest(assignment_id, student_id)) / INPUTS).write_text(self.inputs[student_id])
+
+    def _advance(self, notebook_filename: str, what: str) -> None:
         if self.progress:
             student = Path(notebook_filename).parent.parent.name
-            self.progress.advance(failed=failed, note=f"{student}: {'failed' if failed else 'written'}")
+            self.progress.advance(failed=what == "failed", note=f"{student}: {what}")
 
 
 def _kind(meta: dict, hidden: bool) -> str:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
+from grader.course import default_db_url
 from grader.sample_class import write_class
 from tests.conftest import REPO, grader_process
 from tests.hostile import hostile_submission
@@ -153,3 +155,34 @@ def test_an_unsanitized_page_would_have_been_caught() -> None:
     notebook = hostile_submission(ASSIGNMENT)
     [markdown] = [c.source for c in notebook.cells if c.cell_type == "markdown" and "data-pwned" in c.source]
     assert len(_active(markdown)) >= 3
+
+
+def test_only_pages_whose_inputs_changed_are_written_again(pages: Pages, tmp_path: Path) -> None:
+    """After --show-hidden-tests every page is written again (how pages are made changed); then none; a regrade
+    rewrites that student's page alone, and so does a teaching assistant's score, each page showing the new points."""
+
+    def feedback() -> tuple[str, dict[str, int]]:
+        run = grader_process("feedback", "--work", str(pages.work))
+        assert run.returncode == 0, run.stderr
+        return run.stdout, {p.parent.parent.name: p.stat().st_mtime_ns for p in pages.work.glob("feedback/*/*/*.html")}
+
+    said, first = feedback()
+    assert said.startswith("wrote 4 feedback page(s) under ") and said.endswith(", 0 unchanged\n")
+    said, second = feedback()
+    assert said.startswith("wrote 0 feedback page(s) under ") and said.endswith(", 4 unchanged\n")
+    assert second == first
+    regraded = tmp_path / "blank" / ASSIGNMENT
+    shutil.copytree(pages.work / "submitted" / "full" / ASSIGNMENT, regraded)
+    graded = grader_process("autograde", str(tmp_path), "--work", str(pages.work), "--workers", "1")
+    assert graded.returncode == 0, graded.stderr
+    said, third = feedback()
+    assert said.startswith("wrote 1 feedback page(s) under ")
+    assert {student for student in third if third[student] != second[student]} == {"blank"}
+    assert f"{html.escape(LABELS[3])}</b>: 4 / 4 points" in _pages(pages.work)["blank"]
+    with Gradebook(default_db_url(pages.work)) as gradebook:
+        gradebook.find_grade("test_copy_hidden", ASSIGNMENT, ASSIGNMENT, "full").manual_score = 3.5
+        gradebook.db.commit()
+    said, fourth = feedback()
+    assert said.startswith("wrote 1 feedback page(s) under ")
+    assert {student for student in fourth if fourth[student] != third[student]} == {"full"}
+    assert f"{html.escape(LABELS[3])}</b>: 3.5 / 4 points" in _pages(pages.work)["full"]
