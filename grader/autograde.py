@@ -32,6 +32,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.utils.importstring import import_item
 
+from grader.attempted import not_attempted
 from grader.course import (
     CourseError,
     assignment_names,
@@ -74,6 +75,8 @@ class Outcome:
     # Each graded test cell that earned nothing, with its mistake (grade_id -> the label of its first failing case, or
     # the kind of problem), for the class's common mistakes (grader.common_mistakes).
     mistakes: dict[str, str] = field(default_factory=dict)
+    # The graded test cells of the parts the student left as released (grader.attempted): not attempted, no mistake.
+    not_attempted: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Reasons quote student-controlled text (metadata keys, file names, error messages): escaped once, here.
@@ -297,7 +300,8 @@ def _grade(
             _flag(db_url, assignment, student)
         score, max_score, auto_scores = _recorded(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
-    return Outcome(student, assignment, status, score, max_score, fingerprint, auto_scores, grading.mistakes)
+    untouched = not_attempted(submitted, released)
+    return Outcome(student, assignment, status, score, max_score, fingerprint, auto_scores, grading.mistakes, untouched)
 
 
 def _flag(db_url: str, assignment: str, student: str) -> None:

@@ -1,31 +1,57 @@
-"""The class's common mistakes: for each graded part, how many students failed it on the same first case (the label
-the trusted check recorded in the grading ledger), as common_mistakes.csv and common_mistakes.png."""
+"""The class's common mistakes: for each graded test cell, how many students failed it on the same first case (the
+label the trusted check recorded in the grading ledger), how many did not attempt its part (its solution cells left
+as released, grader.attempted: never counted as a mistake) and how many could not be graded; as common_mistakes.csv
+and one figure per assignment, common_mistakes/<assignment>.png. Every entry names what was checked: the part, its
+visible or hidden tests, and the rule and case of the exercise's checks."""
 
 from __future__ import annotations
 
+import ast
 import csv
+import re
+import textwrap
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
-from grader.autograde import Outcome
-from grader.course import solutions
-from grader.escaping import printable, spreadsheet_cell
-from grader.notebooks import in_parts, read_notebook
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
-UNGRADED = "could not be graded"
-SHOWN = 5  # mistakes per part in the plot
+from grader import observing
+from grader.autograde import Outcome
+from grader.course import checks_file, solutions
+from grader.escaping import printable, spreadsheet_cell
+from grader.feedback import graded_parts  # the feedback's labels of graded cells: one source
+from grader.figures import pyplot, save
+from grader.notebooks import HIDDEN_TESTS, read_notebook
+from grader.trusted import WHOLE
+
+MISTAKE, NOT_ATTEMPTED, UNGRADED = "mistake", "not attempted", "could not be graded"
+KINDS = (NOT_ATTEMPTED, UNGRADED, MISTAKE)  # the order of a cell's entries
+WHAT = {
+    NOT_ATTEMPTED: "its solution cells are as released (raise NotImplementedError())",
+    UNGRADED: "the submission could not be graded (see grades.csv)",
+}
+COLOURS = {MISTAKE: "#2e86c1", NOT_ATTEMPTED: "#aab7b8", UNGRADED: "#c0392b"}
+SHOWN = 3  # mistakes per graded cell in a figure (the CSV has them all)
+WIDTH = 72  # characters per line of a figure's labels, wrapped, never cut
+SEEDED = re.compile(r"seeded case \d+ of \d+")
+SEEDED_CASES = "seeded cases"
+POSITIONAL = re.compile(r"case (\d+) of (\d+)")
+MUST_NOT = re.compile(r'(?P<hidden>\w+): (?P<case>.+) differs \(a "must not" of the part\)')
 
 
 @dataclass(frozen=True)
-class Mistake:
-    """One mistake of one part: how many of the students graded on the assignment made it."""
+class Entry:
+    """How many of the students graded on an assignment came to the same result on one graded test cell: a mistake
+    (the first failing case's label, as the grader recorded it), not attempted, or could not be graded."""
 
     assignment: str
-    part: str  # the graded cell's grade_id
-    label: str
+    cell: str  # the graded test cell's grade_id
+    kind: str  # MISTAKE, NOT_ATTEMPTED or UNGRADED
+    label: str  # a mistake's label; '' for the other kinds
     students: int
     graded: int
 
@@ -34,73 +60,160 @@ class Mistake:
         return 100 * self.students / self.graded
 
 
-def tally(outcomes: list[Outcome], parts: dict[str, list[str]]) -> list[Mistake]:
-    """The mistakes in these outcomes, by assignment, part, then most students first. A submission that could not
-    be graded (its status not ok, no cell scored) counts as UNGRADED in every part of its assignment (`parts`: each
-    assignment's graded cells)."""
+def tally(outcomes: list[Outcome], cells: dict[str, list[str]]) -> list[Entry]:
+    """The entries of these outcomes, by assignment, cell, kind, then most students first. A cell of a part the
+    student did not attempt is NOT_ATTEMPTED, whatever it earned; a submission that could not be graded (its status
+    not ok, no cell scored) is UNGRADED in every cell of its assignment (`cells`: each assignment's graded cells);
+    every other cell that earned nothing is its mistake."""
     graded = Counter(outcome.assignment for outcome in outcomes)
-    counts: Counter[tuple[str, str, str]] = Counter()
+    counts: Counter[tuple[str, str, str, str]] = Counter()
     for outcome in outcomes:
-        mistakes = outcome.mistakes
         if not outcome.auto_scores and outcome.status != "ok":
-            mistakes = dict.fromkeys(parts.get(outcome.assignment, []), UNGRADED)
-        counts.update((outcome.assignment, part, label) for part, label in mistakes.items())
-    found = [Mistake(*key, students, graded[key[0]]) for key, students in counts.items()]
-    return sorted(found, key=lambda m: (m.assignment, m.part, -m.students, m.label))
+            found = {cell: (UNGRADED, "") for cell in cells.get(outcome.assignment, [])}
+        else:
+            found = {cell: (MISTAKE, _as_counted(label)) for cell, label in outcome.mistakes.items()}
+            found |= dict.fromkeys(outcome.not_attempted, (NOT_ATTEMPTED, ""))
+        counts.update((outcome.assignment, cell, kind, label) for cell, (kind, label) in found.items())
+    entries = [Entry(*key, students, graded[key[0]]) for key, students in counts.items()]
+    return sorted(entries, key=lambda e: (e.assignment, e.cell, KINDS.index(e.kind), -e.students, e.label))
 
 
-def part_titles(assignments: Iterable[str]) -> dict[tuple[str, str], str]:
-    """{(assignment, grade_id): the heading of the part the graded cell is in}, from each assignment's source
-    notebook in solutions/ (none for an assignment that is not there)."""
-    titles = {}
+def _as_counted(label: str) -> str:
+    """A mistake's label as the class is counted by it: every seeded case as one ("seeded case 3 of 100" and
+    "seeded case 7 of 100" are the same mistake: every fixed case passed, a generated one did not)."""
+    return SEEDED_CASES if SEEDED.fullmatch(label) else label
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the course says each graded test cell of its assignments checks: the cell's label as the feedback gives
+    it ("Part 1: ... — hidden tests"), and the text of each numbered rule its checks name (CLAUSES)."""
+
+    titles: dict[tuple[str, str], str]  # in notebook order
+    rules: dict[tuple[str, str], dict[int, str]]
+
+    def ordered(self, entries: list[Entry]) -> list[Entry]:
+        """The entries with their cells in notebook order (a cell the course does not know last), each cell's
+        entries as they were."""
+        order = {key: number for number, key in enumerate(self.titles)}
+        return sorted(entries, key=lambda e: (e.assignment, order.get((e.assignment, e.cell), len(order)), e.cell))
+
+    def what(self, entry: Entry) -> str:
+        """What an entry says failed, in the course's words: a rule with its text and the case, the seeded cases as
+        one, or the kind of problem."""
+        if entry.kind != MISTAKE:
+            return WHAT[entry.kind]
+        label = _as_counted(entry.label)
+        broken = MUST_NOT.fullmatch(label)
+        if broken:  # a rule of the part's hidden test cell
+            rules = self.rules.get((entry.assignment, broken["hidden"]), {})
+            return f'a "must not" rule of the part is broken: {self._rule(broken["case"], rules)}'
+        if label == SEEDED_CASES:
+            return "a seeded case (generated inputs), after every rule's fixed cases passed"
+        if label == WHOLE:
+            return "nothing comparable case by case (a function missing or renamed, or a result of another shape)"
+        positional = POSITIONAL.fullmatch(label)
+        if positional:
+            return f"the {_ordinal(int(positional[1]))} of {positional[2]} cases its checks do not label"
+        return self._rule(label, self.rules.get((entry.assignment, entry.cell), {}))
+
+    @staticmethod
+    def _rule(label: str, rules: dict[int, str]) -> str:
+        found = observing.CLAUSE_LABEL.match(label)
+        if not found:
+            return label
+        number = int(found.group(1))
+        rule = f"rule {number}, {rules[number]}" if number in rules else f"rule {number}"
+        return f"{rule} \N{EM DASH} case: {label[found.end() :]}"
+
+
+def checked(assignments: Iterable[str]) -> Checked:
+    """What each assignment's graded test cells check, from its source notebook and checks in solutions/ (nothing
+    for an assignment that is not there)."""
+    titles, rules = {}, {}
     for assignment in assignments:
         for path in sorted((solutions() / assignment).glob("*.ipynb")):
-            for cell, part in in_parts(read_notebook(path).cells):
+            for cell, label, _ in graded_parts(read_notebook(path).cells, HIDDEN_TESTS):
                 meta = cell.metadata.get("nbgrader") or {}
-                if meta.get("grade") and part:
-                    titles[assignment, meta["grade_id"]] = part
-    return titles
+                if label and meta.get("grade") and not meta.get("solution"):
+                    titles[assignment, meta["grade_id"]] = label
+        if checks_file(assignment).is_file():
+            for cell, texts in _clauses(checks_file(assignment).read_text(encoding="utf-8")).items():
+                rules[assignment, cell] = texts
+    return Checked(titles, rules)
 
 
-def write_csv(mistakes: list[Mistake], titles: dict[tuple[str, str], str], path: Path) -> None:
-    """One row per mistake: assignment, part (grade_id), its title, the mistake, students, share (%)."""
+def _clauses(checks_source: str) -> dict[str, dict[int, str]]:
+    """The checks' `CLAUSES`, a literal {hidden test cell: {rule number: its text}} ({} without one)."""
+    for node in ast.parse(checks_source).body:
+        if isinstance(node, ast.Assign) and [ast.unparse(target) for target in node.targets] == ["CLAUSES"]:
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def _ordinal(number: int) -> str:
+    return f"{number}{'th' if 10 <= number % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
+
+
+def write_csv(entries: list[Entry], course: Checked, path: Path) -> None:
+    """One row per entry: assignment, the part and tests (the cell's label), the cell's grade_id, the kind, what
+    failed, students, share (%)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["assignment", "part", "title", "mistake", "students", "share"])
-        for m in mistakes:
-            text = (m.assignment, m.part, titles.get((m.assignment, m.part), ""), m.label)
-            writer.writerow([*map(spreadsheet_cell, text), m.students, f"{m.share:.1f}"])
+        writer.writerow(["assignment", "part", "cell", "kind", "what", "students", "share"])
+        for e in entries:
+            text = (e.assignment, course.titles.get((e.assignment, e.cell), ""), e.cell, e.kind, course.what(e))
+            writer.writerow([*map(spreadsheet_cell, text), e.students, f"{e.share:.1f}"])
 
 
-def write_png(mistakes: list[Mistake], path: Path) -> None:
-    """A horizontal bar per mistake, the SHOWN most common of each part, grouped by part: '38% clause 2: ...'."""
-    import matplotlib
+def write_pngs(entries: list[Entry], course: Checked, assignments: Iterable[str], folder: Path) -> list[Path]:
+    """One figure per assignment in `folder`, <assignment>.png: for each graded test cell, under its part and tests,
+    a bar for the students who did not attempt it, could not be graded, and for each of its SHOWN most common
+    mistakes, its share of the class; a legend, and labels wrapped, never cut."""
+    paths = [folder / f"{assignment}.png" for assignment in assignments]
+    for path in paths:
+        save(figure_of(path.stem, [e for e in entries if e.assignment == path.stem], course), path)
+    return paths
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    groups = [list(group)[:SHOWN] for _, group in groupby(mistakes, lambda m: (m.assignment, m.part))]
-    shown = [m for group in groups for m in group]
-    colours = [("#2e86c1", "#85c1e9")[number % 2] for number, group in enumerate(groups) for _ in group]
-    figure, axes = plt.subplots(figsize=(12, max(2.5, 0.3 * len(shown) + 1.2)))
-    bars = axes.barh(range(len(shown)), [m.share for m in shown], color=colours)
-    axes.bar_label(bars, [f"{m.share:.0f}% ({m.students})" for m in shown], padding=3, fontsize=8)
-    labels = [_plain_text(f"{m.assignment} / {m.part}: {m.label}") for m in shown]
-    axes.set_yticks(range(len(shown)), labels, fontsize=8)
-    axes.invert_yaxis()
+def figure_of(assignment: str, entries: list[Entry], course: Checked) -> Figure:
+    """The figure of one assignment's entries (in notebook order), as write_pngs describes it."""
+    rows: list[tuple[str, Entry | None]] = []  # a heading (no entry) or a bar
+    for cell, grouped in groupby(entries, lambda e: e.cell):
+        of_cell = list(grouped)
+        rows.append((course.titles.get((assignment, cell), cell), None))
+        shown = [e for e in of_cell if e.kind != MISTAKE] + [e for e in of_cell if e.kind == MISTAKE][:SHOWN]
+        rows += [(course.what(e), e) for e in shown]
+    heights = [_plain_text(text, WIDTH if entry else WIDTH + 10).count("\n") + 1 for text, entry in rows]
+    tops = [sum(heights[:n]) + heights[n] / 2 for n in range(len(rows))]
+    figure, axes = pyplot().subplots(figsize=(14, 1.6 + 0.26 * sum(heights)))
+    bars = [(top, entry) for top, (_, entry) in zip(tops, rows, strict=True) if entry]
+    drawn = axes.barh(
+        [top for top, _ in bars],
+        [e.share for _, e in bars],
+        height=0.8,
+        color=[COLOURS[e.kind] for _, e in bars],
+    )
+    axes.bar_label(drawn, [f"{e.share:.0f}% ({e.students})" for _, e in bars], padding=3, fontsize=8)
+    axes.set_yticks(tops, [_plain_text(text, WIDTH if entry else WIDTH + 10) for text, entry in rows], fontsize=8)
+    for label, (_, entry) in zip(axes.get_yticklabels(), rows, strict=True):
+        label.set_fontweight("normal" if entry else "bold")
+    axes.set_ylim(max(sum(heights), 1), 0)
     axes.set_xlim(0, 110)
-    axes.set_xlabel("students whose first failing case it is (% of those graded on the assignment)")
-    title = f"The class's most common mistakes (up to {SHOWN} per part)"
-    axes.set_title(title if shown else "No mistakes: every graded student earned every part")
+    graded = f"the {entries[0].graded} student(s)" if entries else "the students"
+    axes.set_xlabel(f"share of {graded} graded on {assignment} (%)")
+    title = f"{assignment}: each graded cell's first failing cases (up to {SHOWN}), and who did not attempt it"
+    axes.set_title(title if entries else f"{assignment}: every graded student earned every cell")
+    axes.legend(
+        handles=[Patch(color=COLOURS[kind], label=kind) for kind in (MISTAKE, NOT_ATTEMPTED, UNGRADED)],
+        loc="lower right",
+    )
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    return figure
 
 
-def _plain_text(text: str, limit: int = 90) -> str:
-    """A label shortened to `limit`, as matplotlib shows it literally (a '$' would start mathematical text)."""
-    text = printable(text)
-    text = text if len(text) <= limit else text[: limit - 3] + "..."
-    return text.replace("$", r"\$")
+def _plain_text(text: str, width: int) -> str:
+    """A label wrapped to `width` characters a line, as matplotlib shows it literally (a '$' would start
+    mathematical text)."""
+    return textwrap.fill(printable(text), width).replace("$", r"\$")

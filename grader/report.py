@@ -1,17 +1,23 @@
 """Grades -> grades.csv (one row per student and assignment, with each graded cell) and summary.png; the ledger's
-mistakes -> common_mistakes.csv and common_mistakes.png (grader.common_mistakes)."""
+mistakes and unattempted parts -> common_mistakes.csv and common_mistakes/<assignment>.png (grader.common_mistakes)."""
 
 from __future__ import annotations
 
 import csv
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from grader import common_mistakes
 from grader.autograde import Outcome, ledger_outcomes
 from grader.escaping import spreadsheet_cell
+from grader.figures import pyplot, save
 from grader.gradebook import CellGrade, cell_grades, changed_outside, graded_by_hand, max_scores
 
+BLUE, RED = "#2e86c1", "#c0392b"
 OUTSIDE = "graded outside `grader autograde` (no record of it in grading_status/)"
 
 
@@ -64,16 +70,17 @@ def write_csv(table: list[Row], path: Path) -> None:
             writer.writerow([*text, f"{sum(row.cells.values()):g}", spreadsheet_cell(row.by_hand), *cells])
 
 
-def write_summary_png(table: list[Row], maxima: dict[str, dict[str, float]], path: Path) -> None:
-    """Score distribution per assignment (left) and pass rate per graded cell (right)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def summary_figure(table: list[Row], maxima: dict[str, dict[str, float]], titles: dict[tuple[str, str], str]) -> Figure:
+    """Score distribution per assignment (left) and pass rate per graded cell (right), each cell named by its part
+    and tests (`titles`: (assignment, grade_id) -> "Part 1: ... — hidden tests", in notebook order)."""
     assignments = sorted({row.assignment for row in table})
-    parts = [(a, g) for a in assignments for g in sorted(maxima.get(a, {}))]
-    figure, (left, right) = plt.subplots(1, 2, figsize=(13, max(4, 0.32 * len(parts) + 1.5)))
+    order = {key: number for number, key in enumerate(titles)}
+    parts = [(a, g) for a in assignments for g in sorted(maxima.get(a, {}), key=lambda g: (order.get((a, g), 0), g))]
+    labels = [textwrap.fill(f"{a}: {titles.get((a, g), g)}", 60).replace("$", r"\$") for a, g in parts]
+    lines = sum(label.count("\n") + 1 for label in labels)
+    figure, (left, right) = pyplot().subplots(
+        1, 2, figsize=(16, max(4, 0.2 * lines + 0.1 * len(parts) + 1.5)), width_ratios=(2, 3)
+    )
     percentages = [
         [100 * sum(r.cells.values()) / total for r in table if r.assignment == a]
         if (total := sum(maxima.get(a, {}).values()))
@@ -85,33 +92,37 @@ def write_summary_png(table: list[Row], maxima: dict[str, dict[str, float]], pat
         left.scatter(values, [y] * len(values), s=12, alpha=0.6)
     left.set_xlabel("score (% of the assignment's points)")
     left.set_xlim(-5, 105)
+    left.invert_yaxis()  # the first assignment on top, as on the right
     left.set_title("Score distribution per assignment")
     rates = []
     for assignment, grade_id in parts:
         graded = [r for r in table if r.assignment == assignment and r.status == "ok"]
         full = sum(r.cells.get(grade_id) == maxima[assignment][grade_id] for r in graded)
         rates.append(100 * full / len(graded) if graded else 0)
-    labels = [f"{a} / {g}" for a, g in parts]
-    right.barh(range(len(parts)), rates, color=["#c0392b" if rate < 50 else "#2e86c1" for rate in rates])
+    right.barh(range(len(parts)), rates, color=[RED if rate < 50 else BLUE for rate in rates])
     right.set_yticks(range(len(parts)), labels, fontsize=8)
     right.invert_yaxis()
     right.set_xlim(0, 100)
-    right.set_xlabel("students with full points on the cell (%)")
-    right.set_title("Pass rate per graded cell (red: under half the class)")
+    right.set_xlabel("students with full points on the cell (% of those graded ok)")
+    right.set_title("Pass rate per graded cell")
+    right.legend(
+        handles=[Patch(color=BLUE, label="half the class or more"), Patch(color=RED, label="under half")],
+        loc="lower right",
+    )
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    return figure
 
 
 def report(work_dir: Path, db_url: str, out: Path) -> list[Path]:
-    """Write grades.csv, summary.png, common_mistakes.csv and common_mistakes.png into `out`; return their paths."""
+    """Write grades.csv, summary.png, common_mistakes.csv and common_mistakes/<assignment>.png (one per graded
+    assignment) into `out`; return their paths."""
     outcomes, maxima = ledger_outcomes(work_dir), max_scores(db_url)
     table = rows(outcomes, db_url)
-    paths = [out / name for name in ("grades.csv", "summary.png", "common_mistakes.csv", "common_mistakes.png")]
+    course = common_mistakes.checked(maxima)
+    paths = [out / name for name in ("grades.csv", "summary.png", "common_mistakes.csv")]
     write_csv(table, paths[0])
-    write_summary_png(table, maxima, paths[1])
-    mistakes = common_mistakes.tally(outcomes, {a: sorted(cells) for a, cells in maxima.items()})
-    common_mistakes.write_csv(mistakes, common_mistakes.part_titles(maxima), paths[2])
-    common_mistakes.write_png(mistakes, paths[3])
-    return paths
+    save(summary_figure(table, maxima, course.titles), paths[1], dpi=110)
+    entries = course.ordered(common_mistakes.tally(outcomes, {a: sorted(cells) for a, cells in maxima.items()}))
+    common_mistakes.write_csv(entries, course, paths[2])
+    graded = sorted({outcome.assignment for outcome in outcomes})
+    return paths + common_mistakes.write_pngs(entries, course, graded, out / "common_mistakes")

@@ -24,6 +24,7 @@ from grader.sandbox import CellTimeout, Child, ChildDied, Sandbox, SandboxFailur
 from grader.sandboxed_execute import GRADING_ENV
 
 NO_OBSERVATION = "no observation: "  # how a cell's mistake begins where no case could be compared
+WHOLE = "the observation as a whole"  # a cell's mistake where the observation's shape is not the solution's
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,7 @@ def mistake(seen: object, expected: object) -> str:
         return f"{NO_OBSERVATION}the observer failed"
     if type(seen) is list and seen[:1] == ["stopped"]:
         return "the check stopped (an exception)"
-    return "the observation as a whole"
+    return WHOLE
 
 
 def _difference(seen: object, expected: object) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader.autograde import Outcome, autograde, plan
-from grader.common_mistakes import UNGRADED, Mistake, tally
+from grader.common_mistakes import MISTAKE, NOT_ATTEMPTED, UNGRADED, WHAT, Entry, checked, tally
 from grader.course import default_db_url
 from grader.gradebook import cell_scores
 from grader.sample_class import scripted_assignments, scripted_students, write_class
@@ -131,13 +131,14 @@ def test_report_counts_each_parts_common_mistakes(graded_class: GradedClass, tmp
     rows = list(csv.DictReader((tmp_path / "common_mistakes.csv").open()))
     # The ledger as written: every cell that earned nothing, and only those, has its mistake.
     ledger = graded_class.work_dir / "grading_status" / graded_class.assignment
-    stored = {
-        student: json.loads((ledger / f"{student}.json").read_text())["mistakes"] for student in graded_class.expected
-    }
+    stored = {student: json.loads((ledger / f"{student}.json").read_text()) for student in graded_class.expected}
+    mistakes = {student: record["mistakes"] for student, record in stored.items()}
+    untouched = {student: set(record["not_attempted"]) for student, record in stored.items()}
     failing = {(s, part) for s, cells in graded_class.expected.items() for part, points in cells.items() if points == 0}
-    assert {(s, part) for s, mistakes in stored.items() for part in mistakes} == failing
+    assert {(s, part) for s, found in mistakes.items() for part in found} == failing
+    assert untouched["blank"] == set(graded_class.expected["blank"]) and not untouched["full"]
     # Where the autograded notebook shows the trusted check's message, the mistake is the case the message names,
-    # without the path inside it ("case 2 of 101, item 1, item 9 differs": "case 2 of 101").
+    # without the path inside it ("clause 2: a fresh module, 'x', item 9 differs": "clause 2: a fresh module").
     named = 0
     for path in graded_class.work_dir.glob(f"autograded/*/{graded_class.assignment}/*.ipynb"):
         student = path.parent.parent.name
@@ -148,24 +149,33 @@ def test_report_counts_each_parts_common_mistakes(graded_class: GradedClass, tmp
                     re.match(r"(.+) differs\n", output.get("evalue", "")) if output["output_type"] == "error" else None
                 )
                 if found:
-                    assert stored[student][part] == re.sub(r"(, (item \d+|'[^']*'))+$", "", found.group(1))
+                    assert mistakes[student][part] == re.sub(r"(, (item \d+|'[^']*'))+$", "", found.group(1))
                     named += 1
     assert named >= 5, "the scripted mistakes fail hidden cases"
-    counts = Counter((part, mistake) for mistakes in stored.values() for part, mistake in mistakes.items())
-    assert {(row["part"], row["mistake"]): int(row["students"]) for row in rows} == counts
+    # The report: a part left as released is not attempted, never a mistake; every other failing cell its mistake.
+    course = checked([graded_class.assignment])
+    counts = Counter(
+        (cell, MISTAKE, course.what(Entry(graded_class.assignment, cell, MISTAKE, label, 0, 1)))
+        for student, found in mistakes.items()
+        for cell, label in found.items()
+        if cell not in untouched[student]
+    )
+    counts.update((cell, NOT_ATTEMPTED, WHAT[NOT_ATTEMPTED]) for cells in untouched.values() for cell in cells)
+    assert {(row["cell"], row["kind"], row["what"]): int(row["students"]) for row in rows} == counts
+    assert not [row for row in rows if re.search(r"(?<!seeded )case \d+ of \d+|as a whole", row["what"])]
     class_size = len(graded_class.expected)
     for row in rows:
         assert row["assignment"] == graded_class.assignment
-        assert row["title"].startswith("Part "), "the part's heading in the source notebook"
+        assert row["part"] == course.titles[graded_class.assignment, row["cell"]]
         assert row["share"] == f"{100 * int(row['students']) / class_size:.1f}"
-    order = [(row["part"], -int(row["students"])) for row in rows]
-    assert order == sorted(order)
-    png = (tmp_path / "common_mistakes.png").read_bytes()
+    cells = [cell for (_, cell) in course.titles]
+    assert [row["cell"] for row in rows] == sorted((row["cell"] for row in rows), key=cells.index)
+    png = (tmp_path / "common_mistakes" / f"{graded_class.assignment}.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
 
 
 def test_a_mistake_is_its_first_failing_case_and_the_class_is_counted_by_it(tmp_path: Path) -> None:
-    from grader.common_mistakes import write_csv
+    from grader.common_mistakes import Checked, write_csv
     from grader.observing import first_difference, labelled
     from grader.sandbox import CellTimeout
     from grader.trusted import TrustedChecker, mistake
@@ -199,19 +209,21 @@ def test_a_mistake_is_its_first_failing_case_and_the_class_is_counted_by_it(tmp_
         outcome("d", "error: not a notebook", {}, scored=False),
         outcome("e", "ok", {}),
     ]
-    mistakes = tally(outcomes, {"ex": ["p1", "p2"]})
-    assert mistakes == [
-        Mistake("ex", "p1", "case 2 of 3", 2, 5),
-        Mistake("ex", "p1", UNGRADED, 1, 5),
-        Mistake("ex", "p1", "no observation: the child died", 1, 5),
-        Mistake("ex", "p2", "=clause 1: x", 1, 5),
-        Mistake("ex", "p2", UNGRADED, 1, 5),
+    entries = tally(outcomes, {"ex": ["p1", "p2"]})
+    assert entries == [
+        Entry("ex", "p1", UNGRADED, "", 1, 5),
+        Entry("ex", "p1", MISTAKE, "case 2 of 3", 2, 5),
+        Entry("ex", "p1", MISTAKE, "no observation: the child died", 1, 5),
+        Entry("ex", "p2", UNGRADED, "", 1, 5),
+        Entry("ex", "p2", MISTAKE, "=clause 1: x", 1, 5),
     ]
-    write_csv(mistakes, {("ex", "p1"): "Part 1: slots"}, tmp_path / "mistakes.csv")
+    course = Checked({("ex", "p1"): "Part 1: slots \N{EM DASH} hidden tests"}, {("ex", "p2"): {1: "a rule"}})
+    write_csv(entries, course, tmp_path / "mistakes.csv")
     rows = list(csv.reader((tmp_path / "mistakes.csv").open()))
-    assert rows[0] == ["assignment", "part", "title", "mistake", "students", "share"]
-    assert rows[1] == ["ex", "p1", "Part 1: slots", "case 2 of 3", "2", "40.0"]
-    assert rows[4] == ["ex", "p2", "", "'=clause 1: x", "1", "20.0"]
+    assert rows[0] == ["assignment", "part", "cell", "kind", "what", "students", "share"]
+    unlabelled = "the 2nd of 3 cases its checks do not label"
+    assert rows[2] == ["ex", "Part 1: slots \N{EM DASH} hidden tests", "p1", MISTAKE, unlabelled, "2", "40.0"]
+    assert rows[5] == ["ex", "", "p2", MISTAKE, "'=clause 1: x", "1", "20.0"]
 
 
 def test_feedback_has_a_page_per_student(graded_class: GradedClass) -> None:
