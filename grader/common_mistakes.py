@@ -61,10 +61,10 @@ class Entry:
 
 
 def tally(outcomes: list[Outcome], cells: dict[str, list[str]]) -> list[Entry]:
-    """The entries of these outcomes, by assignment, cell, kind, then most students first. A cell of a part the
-    student did not attempt is NOT_ATTEMPTED, whatever it earned; a submission that could not be graded (its status
-    not ok, no cell scored) is UNGRADED in every cell of its assignment (`cells`: each assignment's graded cells);
-    every other cell that earned nothing is its mistake."""
+    """The entries of these outcomes, by assignment, cell, kind, then most students first. A cell that earned
+    nothing is NOT_ATTEMPTED where the student left its part as released, else its mistake; a submission that could
+    not be graded (its status not ok, no cell scored) is UNGRADED in every cell of its assignment (`cells`: each
+    assignment's graded cells)."""
     graded = Counter(outcome.assignment for outcome in outcomes)
     counts: Counter[tuple[str, str, str, str]] = Counter()
     for outcome in outcomes:
@@ -72,7 +72,7 @@ def tally(outcomes: list[Outcome], cells: dict[str, list[str]]) -> list[Entry]:
             found = {cell: (UNGRADED, "") for cell in cells.get(outcome.assignment, [])}
         else:
             found = {cell: (MISTAKE, _as_counted(label)) for cell, label in outcome.mistakes.items()}
-            found |= dict.fromkeys(outcome.not_attempted, (NOT_ATTEMPTED, ""))
+            found |= {cell: (NOT_ATTEMPTED, "") for cell in outcome.not_attempted if cell in found}
         counts.update((outcome.assignment, cell, kind, label) for cell, (kind, label) in found.items())
     entries = [Entry(*key, students, graded[key[0]]) for key, students in counts.items()]
     return sorted(entries, key=lambda e: (e.assignment, e.cell, KINDS.index(e.kind), -e.students, e.label))

@@ -71,7 +71,7 @@ def test_not_attempted_is_its_own_kind_and_never_a_mistake() -> None:
     outcomes = [
         _outcome("blank", stub_failure | dict.fromkeys(PART_2, "clause 1: x"), PART_1 + PART_2),
         _outcome("half", stub_failure | {"test_copy_hidden": "seeded case 3 of 30"}, PART_1),
-        _outcome("other", {"test_copy_hidden": "seeded case 7 of 30"}, []),
+        _outcome("other", {"test_copy_hidden": "seeded case 7 of 30"}, ["test_copy_visible"]),  # it earned its points
         _outcome("broken", {}, [], status="error: not a notebook"),
     ]
     entries = tally(outcomes, {ASSIGNMENT: PART_1 + PART_2})
