@@ -16,7 +16,7 @@ from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde
 
 from grader.course import default_db_url, nbgrader_config
-from grader.nbgrader_setup import ready_nbgrader
+from grader.nbgrader_setup import close_gradebooks, ready_nbgrader
 from grader.nbgrader_steps import FLAG_NOTE, CourseExecute, TrustedCheck
 from grader.sample_class import submission
 from tests.conftest import REPO, grader_process
@@ -160,3 +160,18 @@ def test_a_gradebook_missing_a_table_gets_it_back(tmp_path: Path) -> None:
     with Gradebook(url) as gradebook:
         assert "comment" in inspect(gradebook.engine).get_table_names()
         assert [student.id for student in gradebook.students] == ["s1"]
+
+
+def test_closed_gradebooks_leave_no_sqlite_side_files(tmp_path: Path) -> None:
+    """The shared engines keep a SQLite gradebook open (write-ahead log beside it); closing them checkpoints it and
+    leaves the gradebook alone, which opens again as before."""
+    ready_nbgrader()
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gradebook:
+        gradebook.add_student("s1")
+    assert {p.name for p in tmp_path.iterdir()} == {"gradebook.db", "gradebook.db-wal", "gradebook.db-shm"}
+    close_gradebooks()
+    assert [p.name for p in tmp_path.iterdir()] == ["gradebook.db"]
+    with Gradebook(url) as gradebook:
+        assert [student.id for student in gradebook.students] == ["s1"]
+    close_gradebooks()
