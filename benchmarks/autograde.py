@@ -53,10 +53,12 @@ def build_class(assignment: str, students: int, folder: Path) -> dict[str, dict[
 
 
 def stock_cannot_grade(assignment: str) -> set[str]:
-    """The test cells a part's "must not" rule takes from a shortcut whose own visible asserts pass (the checks'
-    MUST_NOT): stock nbgrader runs only the notebook's asserts there, so it gives them their points."""
+    """The test cells a part's "must not" rule takes from a shortcut (the checks' MUST_NOT): stock nbgrader runs only
+    the notebook's asserts in its visible cells, and its hidden tests in the student's kernel, without the sandbox's
+    guard (grader/inside_sandbox/guard.py), which alone sees some shortcuts (a thread, a process, code made at run
+    time)."""
     rules = must_not_rules(checks_file(assignment).read_text(encoding="utf-8"))
-    return {cell for _, others in rules.values() for cell in others}
+    return {cell for hidden, (_, others) in rules.items() for cell in (hidden, *others)}
 
 
 def differing(stock: dict, ours: dict, deserved: dict, assignment: str) -> list[str]:
@@ -210,7 +212,7 @@ def compare(assignment: str, students: int, workers: int | None, profile: bool) 
         print(
             f"{assignment:<18} {stock:8.2f} {ours:8.2f} {stock / ours:7.1f}x {floor:8.3f} {ours / floor:7.1f}x"
             f"   identical scores on {cells - exempt} graded cells, as expected on all {cells}"
-            + (f" ({exempt} visible cells only a must-not rule takes)" if exempt else "")
+            + (f" ({exempt} cells only a must-not rule takes)" if exempt else "")
         )
         if profile:
             print(profile_ours(assignment, root / "class", root / "profiled", workers))

@@ -606,29 +606,40 @@ def _has_contents(cell: types.CellType) -> bool:
 
 
 def code_that_runs(action: Callable[[], object], watched: dict) -> list[str]:
-    """The names (watched: {code object: name}) of the watched functions whose code runs while action() runs, in
-    the order they start, and "the profiler was switched off" if the action removed it. sys.setprofile sees every
-    Python call of this thread by its code, whatever reference made it (a method looked up then, or a function
-    captured long before), and threading.setprofile those of the threads it starts; what action() returns or raises
-    is not observed here. Not airtight: a thread started without the threading module, or code compiled again from
-    the source, is not seen."""
+    """What runs while action() runs that a "must not" rule forbids, in the order seen: the names (watched: {code
+    object: name}) of the watched functions whose code runs, "the profiler was switched off" if the action removed
+    it, and, inside the grading sandbox, what its guard (grader/inside_sandbox/guard.py) sees: code the submission
+    made at run time that runs, a process or a thread started, the profiler replaced. What action() returns or
+    raises is not observed here.
+
+    sys.setprofile sees every Python call of this thread by its code, whatever reference made it (a method looked up
+    then, or a function captured long before), and a copy of a watched function's code too (code objects compare
+    by their content); threading.setprofile sees those of the threads the threading module starts. Outside the
+    sandbox there is no guard: a copy compiled again from the source, or work done in another process or a thread
+    started without the threading module, is not seen there."""
+    import contextlib
     import threading
 
+    guard = getattr(sys.modules.get("guard"), "GUARD", None)  # the grading sandbox's child installs it
     ran: list[str] = []
 
     def profile(frame: types.FrameType, event: str, arg: object) -> None:
-        if event == "call" and frame.f_code in watched:
-            ran.append(watched[frame.f_code])
+        if event == "call":
+            code = frame.f_code
+            if code in watched:
+                ran.append(watched[code])
+            elif guard is not None and guard.made_at_run_time(code):
+                ran.append(f"code made at run time ran ({code.co_qualname})")
 
     previous, previous_threads = sys.getprofile(), threading.getprofile()
     sys.setprofile(profile)
     threading.setprofile(profile)
     try:
-        action()
-    except Exception:  # noqa: BLE001, S110 - what it returns or raises is other clauses' business
-        pass
+        with guard.watching() if guard is not None else contextlib.nullcontext([]) as escapes:
+            with contextlib.suppress(Exception):  # what it returns or raises is other clauses' business
+                action()
+            switched_off = sys.getprofile() is not profile or threading.getprofile() is not profile
     finally:
-        switched_off = sys.getprofile() is not profile or threading.getprofile() is not profile
         sys.setprofile(previous)
         threading.setprofile(previous_threads)
-    return [*ran, *(["the profiler was switched off"] if switched_off else [])]
+    return list(dict.fromkeys([*ran, *escapes, *(["the profiler was switched off"] if switched_off else [])]))

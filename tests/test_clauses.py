@@ -3,8 +3,9 @@
 For each hidden test cell: the part's contract (the last markdown cell before the part's solution cell) numbers its
 rules 1..n at the top level; the exercise's checks name the same clauses (`CLAUSES`); the solution's observation has
 at least one fixed case per clause (labelled "clause k: ..."), all before the seeded cases; and for each clause, the
-scripted answer that `mistakes.py` says breaks that clause alone (`BREAKS`) fails at least one case of that clause,
-passes every fixed case of the part's other clauses, and earns the cell no points.
+scripted answer that `mistakes.py` says breaks that clause alone (`BREAKS`; a "must not" rule has one per way around
+it) fails at least one case of that clause, passes every fixed case of the part's other clauses, and earns the cell no
+points.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignm
         assert kinds[: len(fixed)] == fixed, f"{grade_id}: the fixed cases must run before the seeded ones"
         assert set(fixed) == set(numbered), f"{grade_id}: fixed cases for clauses {sorted(set(fixed))}"
         assert sorted(breaks.get(grade_id, {})) == sorted(numbered), f"{grade_id}: BREAKS names other clauses"
-        for clause, student in breaks[grade_id].items():
+        for clause, student in ((clause, s) for clause, students in breaks[grade_id].items() for s in students):
             assert expected[student][grade_id] == 0, f"{student} must earn nothing on {grade_id}"
             cells = cells_to_run(submission(release, answers[student]))
             observations, problem, _ = checker.observe(cells)

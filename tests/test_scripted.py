@@ -54,7 +54,7 @@ ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
         "as_float": {"answer": "def answer():\n    return 42.0"},
     }
     assert module["EXPECTED"] == {"forty_one": {"test_answer": 0}, "as_float": {"test_answer": 2}}
-    assert module["BREAKS"] == {"test_answer": {1: "forty_one"}}
+    assert module["BREAKS"] == {"test_answer": {1: ["forty_one"]}}
     # Every hunk stands where it is found in the text before the patch: a line moved is added in one place and
     # removed in the other, though it stands twice in between.
     assert module["MOVED"] == "    return 6 * 7  # the secret\ndef answer():\n    return x"

@@ -98,6 +98,7 @@ def main(control_fd: int, filter_fd: int, scratch: str, preload: list[str]) -> N
     for module in preload:
         importlib.import_module(module)
     import cell_runner
+    import guard  # noqa: F401 - imported here once; each child installs it (_serve)
 
     with os.fdopen(filter_fd, "rb") as program:  # written by the grader while this process imported
         syscalls = _Program.of(program.read())
@@ -343,8 +344,8 @@ def _end_like(status: int) -> None:
 def _serve(
     connection: socket.socket, request: dict, home: str, shell, syscalls: _Program | None, isolated: bool
 ) -> None:
-    """Become the worker: own files (and namespaces when isolated), own uid, limits, the syscall filter; then run
-    cells."""
+    """Become the worker: own files (and namespaces when isolated), own uid, limits, the syscall filter, the guard
+    (grader.inside_sandbox.guard); then run cells."""
     uid, limits = request.get("uid"), request["limits"]
     if isolated:
         if request.get("cgroup"):
@@ -366,7 +367,9 @@ def _serve(
     _filter_syscalls(syscalls)  # before any thread starts: every thread and process of the child inherits it
     _fresh_randomness(request["threads"])
     import cell_runner
+    import guard
 
+    guard.install(own_pid_namespace=isolated)  # last: it judges all code that runs from here on
     cell_runner.serve(connection, shell)
 
 

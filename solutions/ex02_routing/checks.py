@@ -393,6 +393,7 @@ def observe_predict_hidden(ns: dict) -> object:
     predict_setattr = ns.get("predict_setattr")
     if not callable(predict_setattr):
         return ["missing", type(predict_setattr).__name__]
+    traced = traced_cases(predict_setattr)  # before the Watch: nn.Module's methods as the submission finds them
     with Watch() as watch:
 
         def form(make: Callable[[], nn.Module], name: str, value: Callable[[], object]) -> Callable[[], object]:
@@ -577,7 +578,7 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(8, "a module over a plain attribute", quiet(with_note, "note", relu)),
             fixed(8, "an int on a new name", quiet(demo, "fresh", three)),
             fixed(8, "a half-built module", quiet(half_demo, "fresh", tensor)),
-            *traced_cases(predict_setattr),
+            *traced,
             held_case(predict_setattr, ns),
             *seeded(
                 predict_case_list(),

@@ -545,4 +545,117 @@ SOLUTION.student("predict_state_by_getstate",
                  {"predict_setattr": PREDICT_STATE_BY_GETSTATE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
                  (0, 0, 2, 4), breaks={"test_predict_setattr_hidden": 9})
 
+# The trial done out of the watch's sight (issue 25's reviews): in a child process while a profiler watches, which
+# sends its outcome back; in a thread that _thread starts; on a bare twin with the profiler switched off;
+# on a twin whose class assigns with nn.Module's methods compiled again from torch's source. Rule 8 sees each: the
+# process or thread started, the profiler switched, the code made at run time (the grading sandbox's guard).
+PREDICT_IN_FORK_WHEN_WATCHED = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, '''
+-def predict_setattr(module, name, value):
+-    """Say what setattr(module, name, value) would do, without doing it."""
++def trial(module, name, value):
++    """The assignment tried on a bare twin of the module."""
+''') + '''
+
+def predict_setattr(module, name, value):
+    """Say what setattr(module, name, value) would do, without doing it."""
+    import os
+    import sys
+
+    if sys.getprofile() is None:
+        return trial(module, name, value)
+    reading, writing = os.pipe()
+    if os.fork() == 0:  # watched: the trial runs in a child process, which sends its outcome back
+        try:
+            os.write(writing, trial(module, name, value).encode())
+        finally:
+            os._exit(0)
+    os.close(writing)
+    said = os.read(reading, 64).decode()
+    os.close(reading)
+    os.wait()
+    return said
+'''
+
+PREDICT_TWIN_IN_RAW_THREAD = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, """
++def in_raw_thread(function, *args):
++    \"\"\"function(*args) in a thread that _thread starts; what it raises is raised here.\"\"\"
++    import _thread
++
++    done, failed = _thread.allocate_lock(), []
++
++    def run():
++        try:
++            function(*args)
++        except Exception as error:
++            failed.append(error)
++        finally:
++            done.release()
++
++    done.acquire()
++    _thread.start_new_thread(run, ())
++    done.acquire()
++    if failed:
++        raise failed[0]
++
++
+ def predict_setattr(module, name, value):
+@@
+-        nn.Module.__setattr__(twin, name, value)
++        in_raw_thread(nn.Module.__setattr__, twin, name, value)
+""")
+
+PREDICT_TWIN_PROFILER_OFF = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, """
++import sys
++
++
+ def predict_setattr(module, name, value):
+@@
+-        nn.Module.__setattr__(twin, name, value)
++        profile = sys.getprofile()
++        sys.setprofile(None)
++        try:
++            nn.Module.__setattr__(twin, name, value)
++        finally:
++            sys.setprofile(profile)
+""")
+
+PREDICT_ON_TWIN_FROM_SOURCE = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, '''
++import ast
++import inspect
++import textwrap
++
++ASSIGNING = ("__setattr__", "register_parameter", "register_buffer")
++
++
++def twin_class(cls):
++    """cls, with nn.Module's ways of assigning compiled again from torch's source (read when it is first needed)."""
++    if not hasattr(twin_class, "copied"):
++        source = inspect.getsource(inspect.getmodule(nn.Module))
++        [body] = [node.body for node in ast.parse(source).body if getattr(node, "name", "") == "Module"]
++        methods = [node for node in body if getattr(node, "name", "") in ASSIGNING]
++        text = "\\n".join(textwrap.dedent(ast.get_source_segment(source, node)) for node in methods)
++        scope = dict(vars(inspect.getmodule(nn.Module)))
++        text = text.replace("super().__setattr__(", "object.__setattr__(self, ")
++        exec("from __future__ import annotations\\n" + text, scope)
++        twin_class.copied = {name: scope[name] for name in ASSIGNING}
++    return type("Twin", (cls,), dict(twin_class.copied))
++
++
+ def predict_setattr(module, name, value):
+@@
+-    twin = object.__new__(type(module))
++    twin = object.__new__(twin_class(type(module)))
+@@
+-        nn.Module.__setattr__(twin, name, value)
++        setattr(twin, name, value)
+''')
+
+for _student, _answer in (
+    ("predict_in_fork_when_watched", PREDICT_IN_FORK_WHEN_WATCHED),
+    ("predict_twin_in_raw_thread", PREDICT_TWIN_IN_RAW_THREAD),
+    ("predict_twin_profiler_off", PREDICT_TWIN_PROFILER_OFF),
+    ("predict_on_twin_from_source", PREDICT_ON_TWIN_FROM_SOURCE),
+):
+    SOLUTION.student(_student, {"predict_setattr": _answer}, (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 8})
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -2307,15 +2307,29 @@ def own_code_scenario(ns: dict, grade_id: str) -> Callable[[], object]:
     return call
 
 
+def handle_code() -> dict:
+    """{code object: name} of the methods of torch.utils.hooks.RemovableHandle (part 4's rule 8 forbids it too)."""
+    return {
+        function.__code__: f"RemovableHandle.{name}"
+        for name, function in vars(RemovableHandle).items()
+        if isinstance(function, types.FunctionType)
+    }
+
+
 def own_code_case(ns: dict, grade_id: str) -> tuple[str, object]:
     """The run-time half of a part's "nothing of nn.Module's machinery" rule: none of nn.Module's code runs while the
-    part's methods do, however it was reached (a name built at run time, getattr with a string, importlib)."""
+    part's methods do, however it was reached (a name built at run time, getattr with a string, importlib), nor a
+    copy of it made at run time, nor anything in another process or thread (grader.observing.code_that_runs)."""
+    hooks = grade_id == "test_modes_and_hooks_hidden"
+    watched = module_code() | (handle_code() if hooks else {})
 
     def observe() -> object:
         action = own_code_scenario(ns, grade_id)
-        return code_that_runs(action, module_code())
+        return code_that_runs(action, watched)
 
-    return fixed(OWN_MACHINERY_CLAUSE[grade_id], "the part's methods run none of nn.Module's code", observe)
+    forbidden = "nn.Module's or RemovableHandle's" if hooks else "nn.Module's"
+    what = f"the part's methods run, in one thread, none of {forbidden} code nor code made at run time"
+    return fixed(OWN_MACHINERY_CLAUSE[grade_id], what, observe)
 
 
 OBSERVERS = {

@@ -770,4 +770,66 @@ MINI_GETATTR_BY_STRING = (
 SOLUTION.student("getattr_by_string", {"mini_module": MINI_GETATTR_BY_STRING, "state_dict": STATE_DICT_CORRECT},
                  (0, 0, 0, 0, 2, 4, 0, 0))
 
+# The same borrowing, out of the watch's sight (issue 25's reviews): nn.Module's register_buffer, found by a name
+# built from strings, run with the profiler switched off; named_modules compiled from torch's source when the cell
+# runs; _save_to_state_dict run in a thread that _thread starts; the handle a RemovableHandle made through importlib.
+# The grading sandbox's guard sees each (each part's last rule).
+MINI_REGISTER_BUFFER_PROFILER_OFF = MINI_CORRECT[: MINI_CORRECT.index("    def register_buffer")] + '''\
+    def register_buffer(self, name, tensor, persistent=True):
+        """nn.Module's own, run with the profiler switched off."""
+        import sys
+
+        profile = sys.getprofile()
+        sys.setprofile(None)
+        try:
+            return vars(getattr(nn, "Mod" + "ule"))["register_" + "buffer"](self, name, tensor, persistent)
+        finally:
+            sys.setprofile(profile)
+'''
+
+TRAVERSAL_NAMED_MODULES_FROM_SOURCE = (
+    '''import inspect
+import textwrap
+
+_copied = {}
+exec("from __future__ import annotations\\n"
+     + textwrap.dedent(inspect.getsource(vars(getattr(nn, "Mod" + "ule"))["named_" + "modules"])), _copied)
+
+
+'''
+    + TRAVERSAL_CORRECT.replace(_NAMED_MODULES, '    named_modules = _copied["named_modules"]\n\n')
+)
+
+STATE_DICT_SAVE_IN_RAW_THREAD = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+-        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
++        import _thread
++
++        result, done = OrderedDict(), _thread.allocate_lock()
++        save = vars(getattr(nn, "Mod" + "ule"))["_save_to_" + "state_dict"]
++        done.acquire()
++        _thread.start_new_thread(lambda: (save(self, result, prefix, False), done.release()), ())
++        done.acquire()
+""")
+
+MODES_HANDLE_WRAPS_REMOVABLE = SOLUTION.edited_answer(MODES_CORRECT, """
+-        self.table = table
+-        self.key = next(HookHandle.ids)
++        import importlib
++
++        self.inner = getattr(importlib.import_module("torch.utils." + "hooks"), "Removable" + "Handle")(table)
++        self.table, self.key = table, self.inner.id
+""")
+
+for _student, _answers, _points, _rule in (
+    ("register_buffer_profiler_off", {"mini_module": MINI_REGISTER_BUFFER_PROFILER_OFF}, (0, 0, 0, 0, 0, 0, 0, 0),
+     {"test_mini_module_hidden": 6}),
+    ("named_modules_from_source", {"traversal": TRAVERSAL_NAMED_MODULES_FROM_SOURCE}, (0, 0, 0, 0, 0, 0, 0, 0),
+     {"test_traversal_hidden": 7}),
+    ("save_in_raw_thread", {"state_dict": STATE_DICT_SAVE_IN_RAW_THREAD}, (0, 0, 0, 0, 0, 0, 0, 0),
+     {"test_state_dict_hidden": 9}),
+    ("handle_wraps_removable", {"modes_and_hooks": MODES_HANDLE_WRAPS_REMOVABLE}, (0, 0, 0, 0, 0, 0, 0, 0),
+     {"test_modes_and_hooks_hidden": 8}),
+):
+    SOLUTION.student(_student, _answers, _points, breaks=_rule)
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

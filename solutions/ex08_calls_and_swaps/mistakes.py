@@ -324,4 +324,73 @@ APPLY_IN_THREAD = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
 
 SOLUTION.student("apply_in_thread", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_IN_THREAD}, (2, 4, 0, 0))
 
+# The same shortcut, apply run where a profile of this process does not reach: in a thread that _thread starts (no
+# threading, no profile), in a child process while a profiler watches, with the profiler switched off for the call,
+# or as a copy of apply compiled from its source. The grading sandbox's guard sees each (rule 5).
+APPLY_IN_RAW_THREAD = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
+-    model.apply(first_time)
++    import _thread
++
++    done = _thread.allocate_lock()
++    done.acquire()
++    _thread.start_new_thread(lambda: (model.apply(first_time), done.release()), ())
++    done.acquire()
+""")
+
+APPLY_IN_FORK_WHEN_WATCHED = '''def apply_once(model, fn):
+    """Call fn on every module of model once, in the order apply() first reaches it; return model."""
+    import os
+    import sys
+
+    modules, order = list(model.modules()), []
+    if sys.getprofile() is None:
+        model.apply(lambda module: order.append(modules.index(module)))
+    else:  # watched: apply walks in a child process, which sends the order of its visits back
+        reading, writing = os.pipe()
+        if os.fork() == 0:
+            model.apply(lambda module: order.append(modules.index(module)))
+            os.write(writing, bytes(order))
+            os._exit(0)
+        os.close(writing)
+        while chunk := os.read(reading, 4096):
+            order += chunk
+        os.close(reading)
+        os.wait()
+    for index in dict.fromkeys(order):
+        fn(modules[index])
+    return model
+'''
+
+APPLY_WITH_PROFILER_OFF = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
+-    model.apply(first_time)
++    import sys
++
++    profile = sys.getprofile()
++    sys.setprofile(None)
++    try:
++        model.apply(first_time)
++    finally:
++        sys.setprofile(profile)
+""")
+
+APPLY_FROM_SOURCE = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
+-    model.apply(first_time)
++    import inspect
++    import textwrap
++
++    source = textwrap.dedent(inspect.getsource(nn.Module.apply)).replace("module.apply(fn)", "walk(module, fn)")
++    copied = {}
++    exec("from __future__ import annotations\\n" + source.replace("def apply(", "def walk("), copied)
++    copied["walk"](model, first_time)
+""")
+
+for _student, _answer in (
+    ("apply_in_raw_thread", APPLY_IN_RAW_THREAD),
+    ("apply_in_fork_when_watched", APPLY_IN_FORK_WHEN_WATCHED),
+    ("apply_with_profiler_off", APPLY_WITH_PROFILER_OFF),
+    ("apply_from_source", APPLY_FROM_SOURCE),
+):
+    SOLUTION.student(_student, {"call_with": CALL_CORRECT_BY_VARS, "apply_once": _answer}, (2, 4, 0, 0),
+                     breaks={"test_apply_once_hidden": 5})
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
