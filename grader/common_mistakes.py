@@ -185,7 +185,8 @@ def figure_of(assignment: str, entries: list[Entry], course: Checked) -> Figure:
         rows.append((course.titles.get((assignment, cell), cell), None))
         shown = [e for e in of_cell if e.kind != MISTAKE] + [e for e in of_cell if e.kind == MISTAKE][:SHOWN]
         rows += [(course.what(e), e) for e in shown]
-    heights = [_plain_text(text, WIDTH if entry else WIDTH + 10).count("\n") + 1 for text, entry in rows]
+    labels = [_plain_text(text, WIDTH if entry else WIDTH + 10) for text, entry in rows]  # headings a little wider
+    heights = [label.count("\n") + 1 for label in labels]
     tops = [sum(heights[:n]) + heights[n] / 2 for n in range(len(rows))]
     figure, axes = pyplot().subplots(figsize=(14, 1.6 + 0.26 * sum(heights)))
     bars = [(top, entry) for top, (_, entry) in zip(tops, rows, strict=True) if entry]
@@ -196,7 +197,7 @@ def figure_of(assignment: str, entries: list[Entry], course: Checked) -> Figure:
         color=[COLOURS[e.kind] for _, e in bars],
     )
     axes.bar_label(drawn, [f"{e.share:.0f}% ({e.students})" for _, e in bars], padding=3, fontsize=8)
-    axes.set_yticks(tops, [_plain_text(text, WIDTH if entry else WIDTH + 10) for text, entry in rows], fontsize=8)
+    axes.set_yticks(tops, labels, fontsize=8)
     for label, (_, entry) in zip(axes.get_yticklabels(), rows, strict=True):
         label.set_fontweight("normal" if entry else "bold")
     axes.set_ylim(max(sum(heights), 1), 0)
