@@ -66,6 +66,7 @@ class TrustedChecker:
         }
         self.visible = {step["grade_id"] for step in self.request["replay"] if "grade_id" in step}
         self.must_not = must_not_rules(self.request["module"])
+        self.request["single_process"] = bool(self.must_not)  # the child starts no process while observed (guard)
         self._reference: dict | None = None
         self._lock = threading.Lock()
 

@@ -160,21 +160,23 @@ def test_the_guard_tells_code_made_at_run_time_from_the_cells_and_the_libraries(
     }
 
 
-def test_code_that_runs_in_the_sandbox_sees_each_way_out_of_its_watch(tmp_path) -> None:
+def test_code_that_runs_in_the_sandbox_sees_each_way_out_of_its_watch_and_processes_can_be_refused(tmp_path) -> None:
     helpers = Path(observing.__file__).read_text(encoding="utf-8")
     with start_sandbox(tmp_path, 1) as sandbox, sandbox.child() as child:
         reply = child.run(f"exec({helpers!r})\n{ESCAPES}")
+        refused = child.run("import guard, os\nguard.GUARD.refuse_processes()  # as the trusted check does\nos.fork()")
         own_pid_namespace = sandbox.own_uids
     seen = json.loads(_printed(reply))
-    assert seen["fork"] == ["a process was started (os.fork)", *STARTED * own_pid_namespace]
+    assert seen["fork"] == ["a new process (os.fork)", *STARTED * own_pid_namespace]
     # _thread raises no audit event: only a PID namespace of the child's own (run as root) shows the thread
     assert seen["raw_thread"] == [*STARTED * own_pid_namespace]
-    assert seen["profiler_off"] == ["the profiler was replaced or removed (sys.setprofile)"]
+    assert seen["profiler_off"] == ["the profiler replaced or removed (sys.setprofile)"]
     assert seen["from_source"] == ["code made at run time ran (from_source)"]
     assert seen["honest"] == []
+    assert refused["outputs"][-1]["ename"] == "PermissionError"
 
 
-STARTED = ["a process or a thread was started"]
+STARTED = ["a new process or thread (the kernel counted it)"]
 
 
 def _printed(reply: dict) -> str:

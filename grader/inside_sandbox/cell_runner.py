@@ -17,6 +17,7 @@ import sys
 import types
 
 import framing
+import guard
 from framing import ITEM_LIMIT, TOTAL_LIMIT
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
@@ -241,6 +242,8 @@ def observe(shell: CellShell, request: dict) -> dict:
     """Run a trusted check's observers, and its replay of the visible test cells, on the namespace the cells ran
     in."""
     shell.outputs = Outputs()  # what the submission prints while observed is dropped
+    if request.get("single_process") and guard.GUARD is not None:
+        guard.GUARD.refuse_processes()  # a part with a "must not" rule: its hidden tests run in this process alone
     helpers = types.ModuleType("grader.observing")
     exec(compile(request["helpers"], "grader/observing.py", "exec"), helpers.__dict__)
     check = helpers.load_checks(helpers, request["module"], request["name"])

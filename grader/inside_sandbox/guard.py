@@ -6,10 +6,10 @@ audit hook, which Python has no way to remove. From then on it keeps apart the c
 from the code of the notebook's cells, of the installed libraries and of the grader: code is made at run time when
 the frame that makes it, or a frame below it, runs the cells' code or code they made. namedtuple and dataclasses
 generate code for a class; a module imported from the Python installation is the library's: neither is the
-submission's. And while a watch is open (`watching`), it notes how the watched code could have escaped it: a process
+submission's. While a watch is open (`watching`), it notes how the watched code could have escaped it: a process
 started (os.fork, os.posix_spawn, subprocess...), the profiler replaced or removed (sys.setprofile), and, where the
 child has a PID namespace of its own, any process or thread started at all: the kernel numbers each new one in the
-namespace, whatever made it.
+namespace, whatever made it. Once told (`refuse_processes`), it refuses every new process that Python starts.
 
 What it does not protect against (docs/sandbox.md): a submission that rewrites the grader's own code in its process,
 or reaches the interpreter's memory with ctypes; without a PID namespace of its own (no root), a thread started with
@@ -28,17 +28,18 @@ from contextlib import contextmanager
 
 from IPython.core.interactiveshell import InteractiveShell
 
-# What starts a process, and what replaces the profiler (the audit events of Python 3.11 for them)
+# What starts a process, and what replaces the profiler: the audit events of Python 3.11 for them, and the notes
 ESCAPES = {
-    "os.fork": "a process was started (os.fork)",
-    "os.forkpty": "a process was started (os.forkpty)",
-    "os.posix_spawn": "a process was started (os.posix_spawn)",
-    "os.spawn": "a process was started (os.spawn)",
-    "os.exec": "a program was run (os.exec)",
-    "os.system": "a program was run (os.system)",
-    "subprocess.Popen": "a process was started (subprocess)",
-    "sys.setprofile": "the profiler was replaced or removed (sys.setprofile)",
+    "os.fork": "a new process (os.fork)",
+    "os.forkpty": "a new process (os.forkpty)",
+    "os.posix_spawn": "a new process (os.posix_spawn)",
+    "os.spawn": "a new process (os.spawn)",
+    "os.exec": "a program run (os.exec)",
+    "os.system": "a program run (os.system)",
+    "subprocess.Popen": "a new process (subprocess)",
+    "sys.setprofile": "the profiler replaced or removed (sys.setprofile)",
 }
+PROCESSES = set(ESCAPES) - {"sys.setprofile"}
 MAKING = {"exec", "function.__new__", "object.__setattr__"}  # what hands over a code object about to run
 LAST_PID = "/proc/sys/kernel/ns_last_pid"
 GENERATORS = (collections.namedtuple, dataclasses._create_fn)  # the standard library's code generators for classes
@@ -52,6 +53,7 @@ class Guard:
         self.cells: dict[int, types.CodeType] = {}  # by id: each code object stays alive, so ids stay unique
         self.made: dict[int, types.CodeType] = {}
         self.notes: list[str] | None = None  # the open watch's, None when none is open
+        self.refusing = False  # whether a new process is refused (refuse_processes)
         self.own_pid_namespace = own_pid_namespace
         self.cell_code = CELL.__code__
         self.import_code = sys.modules["_frozen_importlib"]._call_with_frames_removed.__code__
@@ -65,6 +67,8 @@ class Guard:
         if event in ESCAPES:
             if self.notes is not None:
                 self.notes.append(ESCAPES[event])
+            if self.refusing and event in PROCESSES:
+                raise PermissionError(f"{event}: the grading sandbox starts no process while the hidden tests run")
         elif event in MAKING:
             code = args[2] if event == "object.__setattr__" else args[0]
             if type(code) is types.CodeType and (event != "object.__setattr__" or args[1] == "__code__"):
@@ -89,6 +93,12 @@ class Guard:
         """Whether a module's file is the Python installation's (which the sandbox mounts read-only)."""
         return filename.startswith(self.installation) and "/.." not in filename
 
+    def refuse_processes(self) -> None:
+        """From now on, refuse every new process that Python starts (its audit event raises PermissionError): the
+        hidden tests of a part with a "must not" rule run in this process alone, and a shortcut that forks for each
+        call fails at once instead of running past the time limit."""
+        self.refusing = True
+
     def made_at_run_time(self, code: types.CodeType) -> bool:
         return id(code) in self.made and self.made[id(code)] is code
 
@@ -104,7 +114,7 @@ class Guard:
         finally:
             self.notes = None
             if before != self.last_pid():
-                notes.append("a process or a thread was started")
+                notes.append("a new process or thread (the kernel counted it)")
 
     def last_pid(self) -> bytes:
         """The last PID (process or thread id) the kernel gave in this child's namespace; b"" without one."""
