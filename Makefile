@@ -12,9 +12,10 @@ WORK_ARGS = $(foreach step,submitted autograded feedback,--CourseDirectory.$(ste
 lab: $(STAMP)
 	mkdir -p work/exchange  # the Formgrader's gradebook and its local exchange live there
 	$(if $(WORK),test -f $(WORK)/gradebook.db || { echo "error: no gradebook at $(WORK)/gradebook.db"; exit 1; })
-	$(BIN)/python -m grader workspace  # students work in workspace/, a copy of exercises/ that git ignores
+	$(BIN)/python -m grader workspace  # students work in workspace/, a copy of the chapters and exercises git ignores
 	JUPYTER_CONFIG_PATH=$(abspath jupyter_config)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
 	  $(BIN)/jupyter lab --ServerApp.root_dir=. --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
+	  --LabApp.default_url=/lab/tree/workspace \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(if $(WORK),$(WORK_ARGS)) $(LAB_ARGS)
 
 test: $(STAMP)
