@@ -51,14 +51,16 @@ c.Autograde.autograde_preprocessors = [
 # The cell time limit of nbgrader's own commands and of `grader validate`/`check` (autograde has --timeout).
 c.Execute.timeout = 300
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-# Feedback pages, however generated (`python -m grader feedback`, the Formgrader's Generate Feedback buttons): each
-# graded cell named by its part with its result first, hidden tests hidden, the submission sanitized (grader.feedback).
+# Feedback pages, however generated (`python -m grader feedback`, the Formgrader's Generate Feedback buttons,
+# `nbgrader generate_feedback` in the course folder): each graded cell named by its part with its result first, hidden
+# tests hidden, the submission sanitized, on the grader's page (grader.feedback).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "grader.feedback.FeedbackByPart",
     "grader.sanitize.SanitizeSubmission",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+c.GenerateFeedback.exporter_class = "grader.feedback.FeedbackPage"  # the page's table of contents names the parts
 # nbgrader's exchange: on a JupyterHub the shared folder of GRADER_EXCHANGE (hub/jupyterhub_config.py sets it for
 # every server it starts); otherwise a local one (`make lab` creates it), so the Formgrader's release and collect work
 # on one machine. There, students get their exercises from git (workspace/), and JupyterLab's Assignment and Course

@@ -16,6 +16,7 @@ from grader.nbgrader_steps import FLAG_NOTE
 from tests.conftest import grader_process
 from tests.e2e.conftest import VIEWPORT
 from tests.e2e.lab_server import REPO, Lab, running_lab
+from tests.test_feedback import LABELS
 from tests.test_nbgrader_steps import ASSIGNMENT, FLAGGED_TESTS, recorded, write_cheat
 
 STUDENT = "liar"
@@ -79,3 +80,27 @@ def test_the_flag_and_its_reasons_show_in_the_formgrader(graded: Graded) -> None
     # and the reason beside each flagged test cell, under its 0 points
     notes = page.locator(".output_area", has_text=f"{FLAG_NOTE}: the notebook's tests gave")
     assert notes.count() == len(FLAGGED_TESTS)
+
+
+def test_the_generate_feedback_button_writes_the_graders_page(graded: Graded) -> None:
+    """Manage Submissions' Generate Feedback button: the page it writes names each part and shows nothing of the
+    hidden tests (no hidden-test block, no line of the exercise's checks)."""
+    page = graded.page
+    page.goto(graded.lab.url(f"/formgrader/manage_submissions/{ASSIGNMENT}"))
+    button = page.locator("#main-table tr", has_text=STUDENT).locator("td.generate-feedback a")
+    with page.expect_response(lambda r: r.url.endswith("/generate_feedback"), timeout=AUTOGRADE_TIMEOUT_MS) as answer:
+        button.click()
+    result = json.loads(answer.value.text())
+    assert result["success"], result.get("error") or result.get("log")
+    written = graded.work / "feedback" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    page.goto(written.as_uri())
+    shown = page.locator("body").inner_text()
+    assert [label for label in LABELS if label not in shown] == []
+    assert "Test cell" not in shown
+    submitted = (graded.work / "submitted" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+    released = (REPO / "exercises" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+    checks = [line.strip() for line in (REPO / "solutions" / ASSIGNMENT / "checks.py").read_text().splitlines()]
+    secret = [line for line in checks if len(line) >= 24 and line not in released and line not in submitted]
+    assert len(secret) >= 10
+    leaked = [line for line in [*secret, "HIDDEN TESTS", "run_hidden_tests"] if line in shown]
+    assert leaked == []
