@@ -9,9 +9,9 @@ DOM facts this relies on (JupyterLab 4.6, nbgrader 0.9.6):
   `data-mime-type="application/vnd.jupyter.stderr"`, so errors are told apart through the model (`output_type`);
 - a mermaid fence in a markdown cell becomes `.jp-RenderedMermaid > figure > img[src^="data:image/svg+xml,"]`,
   or `.jp-RenderedMermaid.jp-mod-warning` holding mermaid's error message when the diagram does not parse;
-- nbgrader's Validate button is `jp-button.validate-button` in the notebook toolbar; its result is a dialog whose
-  body is `#validation-message`, classed `validation-success` ("Success! Your notebook passes all the tests.") or
-  `validation-failed` ("The following cell failed:").
+- the course's Validate button (jupyter_config/labextensions/nn-module-course, in place of nbgrader's) is
+  `jp-button.validate-button` in the notebook toolbar; its result is a dialog whose body is `#validation-message`,
+  classed `validation-success` or `validation-failed`, holding the grader's report (grader.check.check_report).
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ MERMAID_TIMEOUT_MS = 30_000
 VALIDATE_TIMEOUT_MS = 240_000
 SETTLE_MS = 3_000  # how long the kernel must stay idle with cells left unrun before a run counts as stopped
 
-VALIDATE_SUCCESS = "Success! Your notebook passes all the tests."
-VALIDATE_FAILED = "The following cell failed:"
+VALIDATE_SUCCESS = "The visible tests pass."
+VALIDATE_FAILED = " fails"
+VALIDATE_HIDDEN = re.compile(r"visible tests: ([\d.]+) of ([\d.]+) points; ([\d.]+) more points are decided by hidden")
 
 MERMAID_FENCE = re.compile(r"^[ \t]*(```|~~~)[ \t]*mermaid\b", re.M)
 
@@ -261,7 +262,7 @@ def set_cell_source_by_typing(page: Page, path: str, index: int, text: str) -> s
 
 
 def validate(page: Page) -> tuple[str, str]:
-    """Press nbgrader's Validate button; return the result's class list and text, then close the dialog."""
+    """Press the Validate button; return the result's class list and text, then close the dialog."""
     page.locator(".jp-NotebookPanel-toolbar .validate-button").click()
     message = page.locator("#validation-message")
     message.wait_for(timeout=VALIDATE_TIMEOUT_MS)
