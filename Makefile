@@ -45,7 +45,7 @@ outputs: $(STAMP)
 	  --NotebookExporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor \
 	  --CoalesceStreamsPreprocessor.enabled=True \
 	  $(or $(NB),chapters/*.ipynb)
-	$(BIN)/python scripts/collapse_predictions.py $(or $(NB),chapters/*.ipynb)
+	$(BIN)/python scripts/hide_answers.py $(or $(NB),chapters/*.ipynb)
 
 # JupyterHub on this checkout (hub/jupyterhub_config.py), a trial on one machine: every account must read the checkout
 # (a class's hub runs from a copy of hub/: docs/grading-at-scale.md, "A class on JupyterHub"). Its proxy, configurable-http-proxy, is

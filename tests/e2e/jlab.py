@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import nbformat
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -230,6 +231,30 @@ def notebook_problems(report: dict) -> list[str]:
     if counts != list(range(1, len(counts) + 1)):
         problems.append(f"{report['path']}: execution counts {counts} are not 1..N top to bottom in a fresh kernel")
     return problems
+
+
+# Per code cell: whether it has outputs in the model, and whether any of them is on screen (or its collapsed bar).
+_SHOWN = """(path) => window.e2eNotebook(path).content.widgets.map((cell) => cell.model.type !== 'code' ? null : {
+  outputs: cell.model.outputs.length > 0,
+  visible: [...cell.node.querySelectorAll('.jp-OutputArea-output, .jp-OutputPlaceholder')]
+    .some((node) => node.offsetHeight > 0),
+})"""
+
+
+def predictions(notebook: Path) -> list[int]:
+    """Indexes of the code cells right after a "Before running:" question."""
+    cells = nbformat.read(notebook, 4).cells
+    return [i + 1 for i, cell in enumerate(cells) if cell.cell_type == "markdown" and "Before running:" in cell.source]
+
+
+def answers_on_screen(page: Page, path: str, asked: list[int]) -> tuple[list[int], list[int]]:
+    """Of an open chapter: the prediction cells (`asked`) whose output is on screen, and the other cells with
+    outputs that are not on screen."""
+    shown = page.evaluate(_SHOWN, path)
+    assert all(shown[i]["outputs"] for i in asked), "every answer is there, only hidden"
+    leaked = [i for i in asked if shown[i]["visible"]]
+    missing = [i for i, cell in enumerate(shown) if cell and cell["outputs"] and i not in asked and not cell["visible"]]
+    return leaked, missing
 
 
 def screenshot(page: Page, target: Path) -> None:

@@ -8,7 +8,8 @@
 //   that one off). It saves the notebook, asks the server (grader/validate_button.py, which runs it as
 //   `grader check` does) and shows the answer: the failing tests' messages first, what the visible tests earn,
 //   and how many points the hidden tests decide when the exercise is graded.
-// - "./style": course.css.
+// - "./style": course.css: a prediction's answer stays hidden until the student opens it, however the notebook is
+//   run (JupyterLab reopens collapsed outputs on every run).
 (function () {
   const NAME = 'nn-module-course';
   const here = document.currentScript.src.replace(/[^/]*$/, '');
