@@ -33,7 +33,7 @@ STUDENT_MODULES = (
 # pyproject.toml's tables a student's `pip install -e .` needs (the rest configures the course's tests and linter).
 PYPROJECT_TABLES = re.compile(r"build-system|project(\..*)?|tool\.setuptools(\..*)?")
 # nbgrader's parts for instructors: a student's JupyterLab has Validate, and none of these.
-INSTRUCTOR_SERVER_EXTENSIONS = ("nbgrader.server_extensions.formgrader",)
+INSTRUCTOR_SERVER_EXTENSIONS = ("nbgrader.server_extensions.formgrader", "grader.formgrader")
 INSTRUCTOR_LAB_EXTENSIONS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment")
 # The course's own JupyterLab extension and the setting that finds it (jupyter_config/).
 COURSE_LAB_EXTENSION = ("jupyter_server_config.py", "labextensions")

@@ -37,6 +37,13 @@ c.CourseDirectory.db_url = os.environ.get("GRADER_DB_URL") or f"sqlite:///{ROOT 
 # SaveAutoGrades each graded test cell's points come from the trusted check (see grader/nbgrader_steps.py).
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # nbgrader's own commands import those steps from the course
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "grader.nbgrader_steps.RestoreCells",  # in place of nbgrader.preprocessors.OverwriteCells: no warning when honest
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.Autograde.autograde_preprocessors = [
     "grader.nbgrader_steps.CourseExecute",  # in place of nbgrader.preprocessors.Execute
     "nbgrader.preprocessors.IgnorePattern",
