@@ -6,7 +6,8 @@ include venv.mk
 
 # JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
 # WORK=DIR shows another grading work folder in the Formgrader (its gradebook, submissions, autograded notebooks and
-# feedback), e.g. `make lab WORK=work/demo`. jupyter_config/ turns off nbgrader's Assignment and Course Lists.
+# feedback), e.g. `make lab WORK=work/demo`. jupyter_config/ turns off nbgrader's Assignment and Course Lists and
+# adds the course's own parts: its JupyterLab extension (Validate, hidden answers) and Formgrader (flags in view).
 WORK_ARGS = $(foreach step,submitted autograded feedback,--CourseDirectory.$(step)_directory=$(abspath $(WORK))/$(step)) \
   --CourseDirectory.db_url=sqlite:///$(abspath $(WORK))/gradebook.db
 lab: $(STAMP)
