@@ -6,15 +6,17 @@ include venv.mk
 
 # JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
 # WORK=DIR shows another grading work folder in the Formgrader (its gradebook, submissions, autograded notebooks and
-# feedback), e.g. `make lab WORK=work/demo`. jupyter_config/ turns off nbgrader's Assignment and Course Lists.
+# feedback), e.g. `make lab WORK=work/demo`. jupyter_config/ turns off nbgrader's Assignment and Course Lists and
+# adds the course's own parts: its JupyterLab extension (Validate, hidden answers) and Formgrader (flags in view).
 WORK_ARGS = $(foreach step,submitted autograded feedback,--CourseDirectory.$(step)_directory=$(abspath $(WORK))/$(step)) \
   --CourseDirectory.db_url=sqlite:///$(abspath $(WORK))/gradebook.db
 lab: $(STAMP)
 	mkdir -p work/exchange  # the Formgrader's gradebook and its local exchange live there
 	$(if $(WORK),test -f $(WORK)/gradebook.db || { echo "error: no gradebook at $(WORK)/gradebook.db"; exit 1; })
-	$(BIN)/python -m grader workspace  # students work in workspace/, a copy of exercises/ that git ignores
+	$(BIN)/python -m grader workspace  # students work in workspace/, a copy of the chapters and exercises git ignores
 	JUPYTER_CONFIG_PATH=$(abspath jupyter_config)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
 	  $(BIN)/jupyter lab --ServerApp.root_dir=. --ServerApp.ip=127.0.0.1 --LabApp.news_url=None \
+	  --LabApp.default_url=/lab/tree/workspace \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(if $(WORK),$(WORK_ARGS)) $(LAB_ARGS)
 
 test: $(STAMP)
@@ -44,7 +46,7 @@ outputs: $(STAMP)
 	  --NotebookExporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor \
 	  --CoalesceStreamsPreprocessor.enabled=True \
 	  $(or $(NB),chapters/*.ipynb)
-	$(BIN)/python scripts/collapse_predictions.py $(or $(NB),chapters/*.ipynb)
+	$(BIN)/python scripts/hide_answers.py $(or $(NB),chapters/*.ipynb)
 
 # JupyterHub on this checkout (hub/jupyterhub_config.py), a trial on one machine: every account must read the checkout
 # (a class's hub runs from a copy of hub/: docs/grading-at-scale.md, "A class on JupyterHub"). Its proxy, configurable-http-proxy, is

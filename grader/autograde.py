@@ -44,11 +44,11 @@ from grader.course import (
 )
 from grader.escaping import printable
 from grader.execute import nbgrader_environment
-from grader.gradebook import add_student, cell_grades, changed_outside, graded_by_hand, submission_totals
+from grader.gradebook import FLAGGED, add_student, cell_grades, changed_outside, graded_by_hand, submission_totals
 from grader.hidden_tests import runnable
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import CourseExecute, Grading, TrustedCheck
-from grader.notebooks import assignment_notebooks, read_notebook
+from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.release import recorded_release
 from grader.sandbox import Sandbox, SandboxFailure, start_sandbox, worker_count
 from grader.sandboxed_execute import GRADING_ENV
@@ -271,7 +271,8 @@ def _grade(
         with lock:
             _award_nothing(db_url, assignment, student)
         return Outcome(student, assignment, f"error: {problem}", 0.0, 0.0, fingerprint)
-    flags = _tampered(submitted, released)
+    tampered = _tampered(submitted, released)
+    flags = [problem for problems in tampered.values() for problem in problems]
     converter = ConcurrentAutograde(grading, coursedir=CourseDirectory(config=config), config=config)
     converter.coursedir.assignment_id = assignment
     converter.coursedir.student_id = student
@@ -297,18 +298,28 @@ def _grade(
     flags += grading.flags  # raised by the TrustedCheck step (grader.nbgrader_steps) while nbgrader graded it
     with lock:
         if flags:
-            _flag(db_url, assignment, student)
+            _flag(db_url, assignment, student, tampered, released)
         score, max_score, auto_scores = _recorded(db_url, assignment, student)
     status = f"error: {'; '.join(errors + flags)}" if errors else f"flagged: {'; '.join(flags)}" if flags else "ok"
     untouched = not_attempted(submitted, released)
     return Outcome(student, assignment, status, score, max_score, fingerprint, auto_scores, grading.mistakes, untouched)
 
 
-def _flag(db_url: str, assignment: str, student: str) -> None:
-    """Set nbgrader's flag on every notebook of a submission (the Formgrader's "Flagged?" column)."""
+def _flag(
+    db_url: str, assignment: str, student: str, tampered: dict[str, list[str]], released: dict[str, NotebookNode]
+) -> None:
+    """Set nbgrader's flag on every notebook of a submission (the Formgrader's "Flagged?" column), and add what a
+    notebook changed that a student may not to the grader's comment on its first answer cell (the Formgrader shows
+    it there and on Manage Submissions; the trusted check's reasons are on the cells they concern already)."""
     with Gradebook(db_url) as gradebook:
         for notebook in gradebook.find_submission(assignment, student).notebooks:
             notebook.flagged = True
+            name = f"{notebook.name}.ipynb"
+            answers = [meta["grade_id"] for _, _, meta in nbgrader_cells(released[name]) if meta.get("solution")]
+            if tampered.get(name) and answers:
+                comment = gradebook.find_comment(answers[0], notebook.name, assignment, student)
+                lines = [f"{FLAGGED}: {printable(problem)}" for problem in tampered[name]]
+                comment.auto_comment = "\n".join([*filter(None, [comment.auto_comment]), *lines])
         gradebook.db.commit()
 
 
@@ -332,13 +343,9 @@ def _symbolic_link(folder: Path) -> str:
     return f"{links[0]} is a symbolic link (not graded)" if links else ""
 
 
-def _tampered(submitted: dict[str, NotebookNode], released: dict[str, NotebookNode]) -> list[str]:
+def _tampered(submitted: dict[str, NotebookNode], released: dict[str, NotebookNode]) -> dict[str, list[str]]:
     """What each submitted notebook changed that a student may not, against the released notebook of its name."""
-    problems = []
-    for name, notebook in submitted.items():
-        if name in released:
-            problems += tampering(notebook, released[name])
-    return problems
+    return {name: tampering(notebook, released[name]) for name, notebook in submitted.items() if name in released}
 
 
 def _missing_notebook(submitted: dict[str, NotebookNode], released: dict[str, NotebookNode]) -> str:

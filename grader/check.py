@@ -209,11 +209,32 @@ def check_table(checked: Checked) -> str:
             rows.append((s.grade_id, f"- / {s.max_score:g}", "runs when graded", note))
         else:
             rows.append((s.grade_id, f"{s.score:g} / {s.max_score:g}", "pass" if s.passed else "FAIL", s.error))
+    return format_table(rows) + "\n" + verdict(checked)
+
+
+def verdict(checked: Checked) -> str:
+    """What the visible tests earn, and how many points the hidden tests decide."""
     earned = sum(s.score for s in checked.visible)
     total = sum(s.max_score for s in checked.visible)
     hidden = sum(s.max_score for s in checked.scores if s.grade_id in checked.hidden)
-    verdict = f"visible tests: {earned:g} of {total:g} points; {hidden:g} more points are decided by hidden tests"
-    return format_table(rows) + "\n" + verdict + " when the exercise is graded"
+    return (
+        f"visible tests: {earned:g} of {total:g} points; {hidden:g} more points are decided by hidden tests"
+        " when the exercise is graded"
+    )
+
+
+def check_report(checked: Checked) -> str:
+    """What the Validate button says: each failing test cell with its message first, then the verdict."""
+    failing = [s for s in checked.scores if not s.passed]
+    lines = [
+        f"{s.grade_id} (cell {s.cell}) fails"
+        + (" already on its visible lines" if s.grade_id in checked.hidden else "")
+        + f": {s.error or 'it earned less than its points'}"
+        for s in failing
+    ]
+    if not failing:
+        lines.append("The visible tests pass. Passing them does not guarantee full marks.")
+    return "\n".join([*lines, verdict(checked)])
 
 
 def hidden_report(results: list[PartResult]) -> str:

@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_check)
 
     workspace = commands.add_parser(
-        "workspace", help="(students) copy new exercises into workspace/ (never overwrites your work)"
+        "workspace", help="(students) copy the chapters and exercises into workspace/ (never over your work)"
     )
     workspace.set_defaults(run=_workspace)
 
@@ -245,9 +245,18 @@ def _check(args: argparse.Namespace) -> int:
 def _workspace(args: argparse.Namespace) -> int:
     from grader.workspace import fill_workspace, workspace
 
-    for path in fill_workspace():
-        print(f"workspace: new {relative(path)}")
-    print(f"workspace: your exercises are in {relative(workspace())}/ (files already there are never overwritten)")
+    for copy in fill_workspace():
+        if copy.action == "kept":
+            print(
+                f"workspace: kept your changed {relative(copy.path)}; the course's new version is "
+                f"{relative(copy.source)} (delete your copy and run this again to get it)"
+            )
+        else:
+            print(f"workspace: {copy.action} {relative(copy.path)}")
+    print(
+        f"workspace: the chapters and exercises to work in are in {relative(workspace())}/ "
+        "(a copy you changed is never overwritten)"
+    )
     return 0
 
 

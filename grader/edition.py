@@ -2,7 +2,7 @@
 solutions/ in it.
 
 It holds the chapters, the released exercises (exercises/), the grader's two student commands (`check`, `workspace`),
-the pinned requirements, the nbgrader configuration (JupyterLab's Validate button), JupyterLab's settings with
+the pinned requirements, the nbgrader configuration, JupyterLab's settings (the course's Validate button) with
 nothing of the instructor's (no Formgrader, no Create Assignment), GRADED_CELLS (which test cells hold hidden
 tests, for `check`), and from grader/templates/student_edition/ its README, Makefile and .gitignore. Before it is
 committed every file is searched for the course's secret lines, and after, every file of every commit of its
@@ -28,13 +28,15 @@ COPIED = ("chapters", "exercises", "requirements.txt", "nbgrader_config.py", "ve
 # The grader modules the student commands (`check` without --hidden, `workspace`) import, and its configuration.
 STUDENT_MODULES = (
     "__init__", "__main__", "cli", "check", "course", "escaping", "execute", "nbgrader_config", "notebooks", "tables",
-    "workspace",
+    "validate_button", "workspace",
 )  # fmt: skip
 # pyproject.toml's tables a student's `pip install -e .` needs (the rest configures the course's tests and linter).
 PYPROJECT_TABLES = re.compile(r"build-system|project(\..*)?|tool\.setuptools(\..*)?")
 # nbgrader's parts for instructors: a student's JupyterLab has Validate, and none of these.
-INSTRUCTOR_SERVER_EXTENSIONS = ("nbgrader.server_extensions.formgrader",)
+INSTRUCTOR_SERVER_EXTENSIONS = ("nbgrader.server_extensions.formgrader", "grader.formgrader")
 INSTRUCTOR_LAB_EXTENSIONS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment")
+# The course's own JupyterLab extension and the setting that finds it (jupyter_config/).
+COURSE_LAB_EXTENSION = ("jupyter_server_config.py", "labextensions")
 JUNK = {".ipynb_checkpoints", "__pycache__"}
 # JupyterLab settings the course changes for everyone (no news toast), as it reads them from jupyter_config/.
 SETTING_OVERRIDES = "labconfig/default_setting_overrides.json"
@@ -155,6 +157,8 @@ def _write_jupyter_config(folder: Path) -> None:
     (folder / "jupyter_server_config.json").write_text(json.dumps(server, indent=2) + "\n", encoding="utf-8")
     (folder / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2) + "\n", encoding="utf-8")
     _copy(root() / "jupyter_config" / SETTING_OVERRIDES, folder / SETTING_OVERRIDES)
+    for name in COURSE_LAB_EXTENSION:  # the course's Validate button and hidden answers, as the course has them
+        _copy(root() / "jupyter_config" / name, folder / name)
 
 
 def _lines(content: bytes, name: str) -> set[str]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import nbgrader
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbgrader.converters import GenerateFeedback
@@ -21,6 +23,7 @@ from nbgrader.converters.base import NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import Bool, Dict, Int
+from traitlets.config import Config
 
 from grader.course import CourseError, nbgrader_config, relative
 from grader.feedback_inputs import INPUTS, inputs_digests, unchanged
@@ -30,6 +33,7 @@ from grader.notebooks import in_parts
 from grader.progress import Progress
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+NBGRADER_TEMPLATES = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"
 MESSAGE_CHARS = 2000  # of a failure message shown
 
 
@@ -44,18 +48,12 @@ class Pages:
 def feedback(work_dir: Path, db_url: str | None = None, show_hidden_tests: bool = False) -> Pages:
     """Write feedback for every autograded submission whose pages are missing or whose inputs changed
     (grader.feedback_inputs); return every page there is and how many were written."""
-    import nbgrader.converters
-
     autograded = work_dir / "autograded"
     assignments = sorted({p.name for p in autograded.glob("*/*") if p.is_dir()})
     if not assignments:
         raise CourseError(f"{relative(autograded)}: nothing autograded yet; run `python -m grader autograde` first")
     ready_nbgrader()
     config = nbgrader_config(work_dir=work_dir, db_url=db_url)
-    config.HTMLExporter.template_name = "feedback_by_part"
-    config.HTMLExporter.template_file = "feedback_by_part.html.j2"  # extends the index.html.j2 of nbgrader's feedback
-    nbgrader_templates = Path(nbgrader.converters.__file__).parent.parent / "server_extensions/formgrader/templates"
-    config.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), str(nbgrader_templates)]
     config.FeedbackByPart.show_hidden_tests = show_hidden_tests
     progress = Progress(sum(1 for _ in autograded.glob("*/*/*.ipynb")), label="feedback ")
     settings = f"{config.HTMLExporter!r} {config.FeedbackByPart!r} {config.GenerateFeedback!r}"
@@ -114,6 +112,22 @@ def result_words(score: float, points: float, message: str) -> str:
     if score < points:  # the cell ran without an error, and the trusted check still gave no points
         return "the grader's own check of this part did not pass"
     return "no failure"
+
+
+class FeedbackPage(HTMLExporter):
+    """nbgrader's feedback page, its table of contents naming each graded cell by its part (the template
+    templates/feedback_by_part extends nbgrader's). The course's nbgrader configuration makes it GenerateFeedback's
+    exporter, so every way to make feedback writes it. Its template is configured in its own section, which wins
+    over the `HTMLExporter.template_name` that the Formgrader's buttons set to nbgrader's page."""
+
+    def __init__(self, config: Config | None = None, **kwargs: object) -> None:
+        own = Config()
+        own.FeedbackPage.template_name = "feedback_by_part"
+        own.FeedbackPage.template_file = "feedback_by_part.html.j2"  # extends the index.html.j2 of nbgrader's feedback
+        own.FeedbackPage.extra_template_basedirs = [str(TEMPLATES), str(NBGRADER_TEMPLATES)]
+        merged = Config(config or {})
+        merged.merge(own)
+        super().__init__(config=merged, **kwargs)
 
 
 class FeedbackPages(GenerateFeedback):

@@ -1,7 +1,8 @@
-"""Grades out of nbgrader's gradebook: per student, per assignment, per graded cell."""
+"""Grades out of nbgrader's gradebook: per student, per assignment, per graded cell; and why a submission is flagged."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -22,6 +23,9 @@ class CellGrade:
         """What nbgrader counts: the manual score where there is one."""
         return self.manual if self.manual is not None else self.auto
 
+
+# How every reason the grader gives for a flag begins, in its comments on a submission's cells.
+FLAGGED = "Flagged by the grader"
 
 # {student: {assignment: {grade_id: ...}}}
 CellGrades = dict[str, dict[str, dict[str, CellGrade]]]
@@ -109,3 +113,26 @@ def submission_totals(db_url: str, assignment: str) -> dict[str, tuple[float, fl
         except MissingEntry:
             return {}
         return {s.student.id: (float(s.score), float(s.max_score)) for s in submissions}
+
+
+def flag_reasons(db_url: str, assignment: str) -> dict[str, list[str]]:
+    """{student: every reason the grader gave, whole} for each flagged submission of `assignment`. A flag without a
+    reason of the grader's (set by hand in the Formgrader, say) is listed with none."""
+    flagged: dict[str, list[str]] = {}
+    with Gradebook(db_url, course_id()) as gradebook:
+        try:
+            submissions = gradebook.assignment_submissions(assignment)
+        except MissingEntry:
+            return {}
+        for submission in submissions:
+            for notebook in submission.notebooks:
+                if notebook.flagged:
+                    reasons = flagged.setdefault(submission.student.id, [])
+                    for comment in notebook.comments:
+                        reasons += _flag_entries(comment.auto_comment or "")
+    return flagged
+
+
+def _flag_entries(comment: str) -> list[str]:
+    """The grader's reasons in a comment, each with its continuation lines."""
+    return [entry for entry in re.split(rf"\n(?={FLAGGED})", comment) if entry.startswith(FLAGGED)]

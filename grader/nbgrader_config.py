@@ -37,6 +37,13 @@ c.CourseDirectory.db_url = os.environ.get("GRADER_DB_URL") or f"sqlite:///{ROOT 
 # SaveAutoGrades each graded test cell's points come from the trusted check (see grader/nbgrader_steps.py).
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # nbgrader's own commands import those steps from the course
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "grader.nbgrader_steps.RestoreCells",  # in place of nbgrader.preprocessors.OverwriteCells: no warning when honest
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.Autograde.autograde_preprocessors = [
     "grader.nbgrader_steps.CourseExecute",  # in place of nbgrader.preprocessors.Execute
     "nbgrader.preprocessors.IgnorePattern",
@@ -51,14 +58,16 @@ c.Autograde.autograde_preprocessors = [
 # The cell time limit of nbgrader's own commands and of `grader validate`/`check` (autograde has --timeout).
 c.Execute.timeout = 300
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-# Feedback pages, however generated (`python -m grader feedback`, the Formgrader's Generate Feedback buttons): each
-# graded cell named by its part with its result first, hidden tests hidden, the submission sanitized (grader.feedback).
+# Feedback pages, however generated (`python -m grader feedback`, the Formgrader's Generate Feedback buttons,
+# `nbgrader generate_feedback` in the course folder): each graded cell named by its part with its result first, hidden
+# tests hidden, the submission sanitized, on the grader's page (grader.feedback).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "grader.feedback.FeedbackByPart",
     "grader.sanitize.SanitizeSubmission",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+c.GenerateFeedback.exporter_class = "grader.feedback.FeedbackPage"  # the page's table of contents names the parts
 # nbgrader's exchange: on a JupyterHub the shared folder of GRADER_EXCHANGE (hub/jupyterhub_config.py sets it for
 # every server it starts); otherwise a local one (`make lab` creates it), so the Formgrader's release and collect work
 # on one machine. There, students get their exercises from git (workspace/), and JupyterLab's Assignment and Course

@@ -20,16 +20,17 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
-from nbgrader.api import Gradebook
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
-from grader.hidden_tests import has_hidden_block
+from grader.gradebook import FLAGGED
+from grader.hidden_tests import has_hidden_block, without_hidden_block
 from grader.notebooks import nbgrader_cells
 from grader.sandbox import Child, Sandbox, SandboxFailure, start_sandbox
 from grader.sandboxed_execute import CellRun, SandboxedExecute
 from grader.trusted import TrustedChecker, Verdict, has_trusted_check
 
-FLAG_NOTE = "Flagged by the grader's trusted check"
+FLAG_NOTE = f"{FLAGGED}'s trusted check"
 VERDICT = "grader_trusted_verdict"  # the key of the trusted check's Verdict in a notebook's resources
 
 
@@ -112,10 +113,28 @@ def show_verdict(nb: NotebookNode, verdict: Verdict) -> None:
         )
 
 
+class RestoreCells(OverwriteCells):
+    """nbgrader's OverwriteCells (every locked and test cell put back as the source has it), without its warning
+    about the hidden tests it puts back: a test cell as released lacks its hidden-test block, which nbgrader reports
+    as a changed checksum for every honest student, hiding the warning about a test cell a student did edit."""
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, cell_index: int) -> tuple[NotebookNode, dict]:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id).source
+            except MissingEntry:
+                source = ""  # nbgrader's own step says so
+            if has_hidden_block(source) and cell.source == without_hidden_block(source):
+                cell.source = source  # the cell as released, its hidden tests back: no change of the student's
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
 class TrustedCheck(NbGraderPreprocessor):
     """After SaveAutoGrades: record the trusted points of every graded test cell. Where the notebook's own tests
     gave others, the submitted notebook gets nbgrader's flag, and the reason is written beside the test cell (an
-    output) and as the comment of the solution cell it tests, for the Formgrader and the feedback."""
+    output: the short reason, as statuses give it) and, whole (what came back, what was expected), as the comment of
+    the solution cell it tests, for the Formgrader (Manage Submissions lists it) and the feedback."""
 
     def __init__(self, grading: Grading | None = None, **kwargs: object) -> None:
         super().__init__(**kwargs)
@@ -127,8 +146,9 @@ class TrustedCheck(NbGraderPreprocessor):
             return nb, resources  # no trusted check: the notebook's own points stand (grader.autograde warns)
         ids = resources["nbgrader"]
         with Gradebook(ids["db_url"]) as gradebook:
-            reasons = _record_verdict(gradebook, verdict, ids["notebook"], ids["assignment"], ids["student"])
-            _comment(gradebook, nb, reasons, ids)
+            said = _record_verdict(gradebook, verdict, ids["notebook"], ids["assignment"], ids["student"])
+            _comment(gradebook, nb, disagreements(verdict, said, whole=True), ids)
+        reasons = disagreements(verdict, said)
         note_disagreements(nb, reasons)
         if self.grading is not None:
             self.grading.flags += [f"{grade_id}: {reason}" for grade_id, reason in reasons.items()]
@@ -137,26 +157,28 @@ class TrustedCheck(NbGraderPreprocessor):
 
 
 def _record_verdict(gradebook: Gradebook, verdict: Verdict, notebook: str, assignment: str, student: str) -> dict:
-    """Store the trusted points; return {grade_id: reason} for each cell where the notebook's tests said otherwise,
-    and set nbgrader's flag on the submitted notebook if there is any (a flag set before is never cleared here)."""
+    """Store the trusted points; return the points the notebook's own tests gave ({grade_id: points}), and set
+    nbgrader's flag on the submitted notebook where they differ (a flag set before is never cleared here)."""
     grades = {grade_id: gradebook.find_grade(grade_id, notebook, assignment, student) for grade_id in verdict.points}
-    reasons = disagreements(verdict, {grade_id: float(grade.auto_score or 0.0) for grade_id, grade in grades.items()})
+    said = {grade_id: float(grade.auto_score or 0.0) for grade_id, grade in grades.items()}
     for grade_id, grade in grades.items():
         grade.auto_score = verdict.points[grade_id]
-    if reasons:
+    if disagreements(verdict, said):
         gradebook.find_submission_notebook(notebook, assignment, student).flagged = True
     gradebook.db.commit()
-    return reasons
+    return said
 
 
-def disagreements(verdict: Verdict, notebook_said: dict[str, float]) -> dict[str, str]:
+def disagreements(verdict: Verdict, notebook_said: dict[str, float], whole: bool = False) -> dict[str, str]:
     """{grade_id: reason} for each graded test cell whose points by the notebook's own tests (`notebook_said`)
-    differ from the trusted check's."""
+    differ from the trusted check's: with the check's short reason, or its `whole` message (what came back, what was
+    expected)."""
+    why_of = verdict.messages if whole else verdict.reasons
     reasons = {}
     for grade_id, trusted in verdict.points.items():
         said = notebook_said.get(grade_id, 0.0)
         if said != trusted:
-            why = f" ({verdict.reasons[grade_id]})" if grade_id in verdict.reasons else ""
+            why = f" ({why_of[grade_id]})" if grade_id in why_of else ""
             reasons[grade_id] = f"the notebook's tests gave {said:g}, the trusted check {trusted:g}{why}"
     return reasons
 

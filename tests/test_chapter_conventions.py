@@ -16,6 +16,8 @@ import pytest
 import torch
 from IPython.core.inputtransformer2 import TransformerManager
 
+from scripts.hide_answers import ANSWER, PREDICTION
+
 CHAPTERS = sorted((Path(__file__).resolve().parent.parent / "chapters").glob("[0-9][0-9]_*.ipynb"))
 INSTALLED = torch.__version__.split("+")[0]
 
@@ -72,27 +74,24 @@ def test_outputs_are_clean(path: Path) -> None:
         assert cell.execution_count is not None, f"{path.name} cell {number} was not executed"
 
 
-PREDICTION = "Before running:"
-# What JupyterLab itself writes for a cell whose outputs are collapsed (it keeps the two keys in step).
-OUTPUTS_HIDDEN = {"collapsed": True, "jupyter": {"outputs_hidden": True}}
-
-
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_prediction_outputs_open_collapsed(path: Path) -> None:
-    """The cell after each "Before running:" question opens with its committed outputs collapsed; no other does."""
+def test_prediction_answers_stay_hidden_until_asked_for(path: Path) -> None:
+    """Each "Before running:" question ends with the closed "Show the answer" (scripts/hide_answers.py), and the code
+    cell after it has outputs (the answer, compared by strict nbval); no other cell carries it, no output is
+    collapsed by JupyterLab's metadata (a collapsed output reopens on every run)."""
     cells = _read(path).cells
-    predictions = {
-        number + 1 for number, cell in enumerate(cells) if cell.cell_type == "markdown" and PREDICTION in cell.source
-    }
-    assert predictions, f"{path.name} asks no prediction"
+    asked = [number for number, cell in enumerate(cells) if cell.cell_type == "markdown" and PREDICTION in cell.source]
+    assert asked, f"{path.name} asks no prediction"
     for number, cell in enumerate(cells):
-        hidden = {key: cell.metadata[key] for key in OUTPUTS_HIDDEN if key in cell.metadata}
         where = f"{path.name} cell {number + 1}"
-        if number in predictions:
-            assert cell.cell_type == "code" and cell.outputs, f"{where}: a prediction must be followed by code output"
-            assert hidden == OUTPUTS_HIDDEN, f"{where} answers a prediction: its metadata needs {OUTPUTS_HIDDEN}"
+        if number in asked:
+            assert cell.source.endswith(f"\n\n{ANSWER}"), f"{where} asks a prediction: run scripts/hide_answers.py"
+            after = cells[number + 1]
+            assert after.cell_type == "code" and after.outputs, f"{where}: a prediction must be followed by code output"
         else:
-            assert not hidden, f"{where} hides its outputs but answers no prediction"
+            assert ANSWER not in cell.source and 'class="answer"' not in cell.source, f"{where} hides no prediction"
+        collapsed = cell.metadata.get("collapsed") or cell.metadata.get("jupyter", {}).get("outputs_hidden")
+        assert not collapsed, f"{where} collapses its outputs: run scripts/hide_answers.py"
 
 
 # Reading torch's source by hand: what a cell gets from these, it must not split into lines or walk line by line.
@@ -345,12 +344,12 @@ CORE_PATH_LIMITS = {"code cells": 36, "words of prose": 4500}
 
 def core_path(cells: list) -> dict[str, int]:
     """Code cells and prose words outside the sections headed "Deep dive (optional): ..." (to the next heading of
-    the same or a higher level)."""
+    the same or a higher level). A prediction's "Show the answer" is no prose."""
     size = dict.fromkeys(CORE_PATH_LIMITS, 0)
     deep_level = None
     for cell in cells:
         if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
+            for line in cell.source.replace(ANSWER, "").splitlines():
                 level = len(line) - len(line.lstrip("#"))
                 if level and line[level : level + 1] == " ":
                     if deep_level is not None and level <= deep_level:

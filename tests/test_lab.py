@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
 from collections.abc import Iterator
 
 import pytest
@@ -33,11 +34,25 @@ def test_course_notebooks_open(lab: Lab, path: str) -> None:
     assert model["content"]["cells"], f"{path} opened with no cells"
 
 
-def test_nbgrader_lab_extension_is_installed(lab: Lab) -> None:
+def test_nbgrader_and_the_course_lab_extensions_are_installed(lab: Lab) -> None:
     _, body = lab.get("/lab")
     page_config = re.search(rb'<script id="jupyter-config-data" type="application/json">(.*?)</script>', body, re.S)
     names = {extension["name"] for extension in json.loads(page_config.group(1))["federated_extensions"]}
-    assert "@jupyter/nbgrader" in names, names
+    assert {"@jupyter/nbgrader", "nn-module-course"} <= names, names
+
+
+@pytest.mark.parametrize("path", ["../../../etc/passwd", "/etc/passwd", "chapters", "no/such.ipynb"])
+def test_validate_reads_only_notebooks_under_the_course(lab: Lab, path: str) -> None:
+    """The Validate button's server side (grader.validate_button) answers 404 for anything but a file in the root."""
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        lab.request("/course/validate", method="POST", body={"path": path})
+    assert refused.value.code == 404
+
+
+def test_validate_on_a_chapter_says_it_is_no_exercise(lab: Lab) -> None:
+    _, body = lab.request("/course/validate", method="POST", body={"path": "chapters/01_what_the_object_holds.ipynb"})
+    answer = json.loads(body)
+    assert answer == {"passed": False, "message": answer["message"]} and "no graded test cell" in answer["message"]
 
 
 def test_jupyter_news_is_never_asked_for(lab: Lab) -> None:

@@ -112,6 +112,7 @@ def test_nbgrader_autograde_typed_in_the_course_keeps_the_trusted_grade(tmp_path
         timeout=600,
     )
     assert typed.returncode == 0, typed.stdout + typed.stderr
+    assert "checksum" not in typed.stdout + typed.stderr, "no warning about the hidden tests put back (RestoreCells)"
     assert recorded(work, student) == by_grader
     assert set(flag_notes(work, student)) == set(FLAGGED_TESTS)
 
@@ -175,3 +176,17 @@ def test_closed_gradebooks_leave_no_sqlite_side_files(tmp_path: Path) -> None:
     with Gradebook(url) as gradebook:
         assert [student.id for student in gradebook.students] == ["s1"]
     close_gradebooks()
+
+
+def test_a_flag_reason_is_the_whole_message_of_the_trusted_check() -> None:
+    """The reason in a flagged cell's comment, which Manage Submissions lists: the student's message, with the case,
+    what came back and what was expected, not the one-line label kept for statuses."""
+    from grader.nbgrader_steps import disagreements
+    from grader.trusted import Verdict
+
+    message = "case 10 of 17, item 1: classify_slots(module) gave 'other'\n  expected: 'registry'"
+    short = "case 10 of 17, item 1, item 1 differs"
+    verdict = Verdict({"t": 0.0}, {"t": short}, {"t": message}, {"t": "case 10"})
+    said = "the notebook's tests gave 2, the trusted check 0"
+    assert disagreements(verdict, {"t": 2.0}, whole=True) == {"t": f"{said} ({message})"}
+    assert disagreements(verdict, {"t": 2.0}) == {"t": f"{said} ({short})"}, "the status keeps the short reason"

@@ -322,3 +322,21 @@ def test_an_archive_with_a_student_id_too_long_grades_everyone_else(tmp_path: Pa
     with (tmp_path / "out" / "grades.csv").open() as handle:
         statuses = {row["student"]: row["status"].split(":")[0] for row in csv.DictReader(handle)}
     assert report.returncode == 0 and statuses == {"ana": "ok", long: "error"}
+
+
+def test_manage_submissions_shows_flag_reasons_as_text() -> None:
+    """The Formgrader's list of flagged submissions (grader.formgrader) quotes student-controlled text: escaped."""
+    from jinja2 import Environment, FileSystemLoader
+    from nbgrader.server_extensions.formgrader.handlers import template_path
+
+    from grader.formgrader import course_pages
+
+    hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+    reasons = {f"eve{hostile}": [f"Flagged by the grader: cell '{hostile}' is not in the released notebook"], "bob": []}
+    pages = course_pages(Environment(loader=FileSystemLoader([template_path])), lambda assignment: reasons)
+    page = pages.get_template("manage_submissions.tpl").render(base_url="", assignment_id=ASSIGNMENT)
+    flagged = page[page.index('id="flagged-submissions"') :]
+    assert "<script>" not in flagged and "<img" not in flagged
+    assert flagged.count("&lt;script&gt;alert(2)&lt;/script&gt;") == 2, "the student's name and the reason, as text"
+    assert "Flagged: 2 submission(s)" in flagged and "no reason of the grader's on record" in flagged
+    assert 'id="main-table"' in page, "nbgrader's own page is still there"

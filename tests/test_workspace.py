@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,25 +14,45 @@ from grader.sample_class import write_class
 from tests.conftest import REPO, grader
 
 RELEASES = sorted(p.relative_to(REPO / "exercises") for p in REPO.glob("exercises/*/*.ipynb"))
+CHAPTERS = sorted(p.name for p in REPO.glob("chapters/*") if p.is_file())
 
 
 def test_the_workspace_gets_new_exercises_and_keeps_the_students_work(course_copy: Path) -> None:
+    shutil.copytree(REPO / "chapters", course_copy / "chapters", ignore=shutil.ignore_patterns("__pycache__"))
     run = grader("workspace", root=course_copy)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[:-1] == [f"workspace: new workspace/{path}" for path in RELEASES]
-    for path in RELEASES:
-        assert (course_copy / "workspace" / path).read_bytes() == (course_copy / "exercises" / path).read_bytes()
+    copied = [*CHAPTERS, *(path.as_posix() for path in RELEASES)]
+    assert run.stdout.splitlines()[:-1] == [f"workspace: new workspace/{path}" for path in copied]
+    for folder, path in [*(("exercises", path) for path in RELEASES), ("chapters", CHAPTERS[0])]:
+        assert (course_copy / "workspace" / path).read_bytes() == (course_copy / folder / path).read_bytes()
 
     mine = course_copy / "workspace" / RELEASES[0]
     mine.write_text("my work in progress")
     (course_copy / "workspace" / RELEASES[1]).unlink()
     (course_copy / "workspace" / RELEASES[1]).symlink_to(course_copy / "elsewhere.ipynb")
+    (course_copy / "workspace" / CHAPTERS[1]).write_text("my notes in the chapter")
+    # a `git pull`: a new exercise, a new version of two chapters and of the exercise the student changed
     (course_copy / "exercises" / "ex99_new").mkdir()
-    (course_copy / "exercises" / "ex99_new" / "ex99_new.ipynb").write_text("a new exercise")  # a `git pull`
+    (course_copy / "exercises" / "ex99_new" / "ex99_new.ipynb").write_text("a new exercise")
+    for changed in (course_copy / "chapters" / CHAPTERS[0], course_copy / "chapters" / CHAPTERS[1]):
+        changed.write_text("the course's new version")
+    (course_copy / "exercises" / RELEASES[0]).write_text("the exercise's new version")
     run = grader("workspace", root=course_copy)
-    assert run.stdout.splitlines()[:-1] == ["workspace: new workspace/ex99_new/ex99_new.ipynb"]
+    assert run.stdout.splitlines()[:-1] == [
+        f"workspace: updated workspace/{CHAPTERS[0]}",
+        f"workspace: kept your changed workspace/{CHAPTERS[1]}; the course's new version is chapters/{CHAPTERS[1]}"
+        " (delete your copy and run this again to get it)",
+        f"workspace: kept your changed workspace/{RELEASES[0]}; the course's new version is exercises/{RELEASES[0]}"
+        " (delete your copy and run this again to get it)",
+        "workspace: new workspace/ex99_new/ex99_new.ipynb",
+    ]
+    assert (course_copy / "workspace" / CHAPTERS[0]).read_text() == "the course's new version"
+    assert (course_copy / "workspace" / CHAPTERS[1]).read_text() == "my notes in the chapter"
     assert mine.read_text() == "my work in progress"
     assert not (course_copy / "elsewhere.ipynb").exists(), "a link in the workspace is never written through"
+    assert grader("workspace", root=course_copy).stdout.splitlines()[:-1] == [
+        line for line in run.stdout.splitlines()[:-1] if "kept" in line
+    ], "what is up to date is left alone; what the student changed is reported again"
 
 
 def test_git_ignores_the_workspace() -> None:

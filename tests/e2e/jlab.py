@@ -9,9 +9,9 @@ DOM facts this relies on (JupyterLab 4.6, nbgrader 0.9.6):
   `data-mime-type="application/vnd.jupyter.stderr"`, so errors are told apart through the model (`output_type`);
 - a mermaid fence in a markdown cell becomes `.jp-RenderedMermaid > figure > img[src^="data:image/svg+xml,"]`,
   or `.jp-RenderedMermaid.jp-mod-warning` holding mermaid's error message when the diagram does not parse;
-- nbgrader's Validate button is `jp-button.validate-button` in the notebook toolbar; its result is a dialog whose
-  body is `#validation-message`, classed `validation-success` ("Success! Your notebook passes all the tests.") or
-  `validation-failed` ("The following cell failed:").
+- the course's Validate button (jupyter_config/labextensions/nn-module-course, in place of nbgrader's) is
+  `jp-button.validate-button` in the notebook toolbar; its result is a dialog whose body is `#validation-message`,
+  classed `validation-success` or `validation-failed`, holding the grader's report (grader.check.check_report).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import nbformat
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -30,8 +31,9 @@ MERMAID_TIMEOUT_MS = 30_000
 VALIDATE_TIMEOUT_MS = 240_000
 SETTLE_MS = 3_000  # how long the kernel must stay idle with cells left unrun before a run counts as stopped
 
-VALIDATE_SUCCESS = "Success! Your notebook passes all the tests."
-VALIDATE_FAILED = "The following cell failed:"
+VALIDATE_SUCCESS = "The visible tests pass."
+VALIDATE_FAILED = " fails"
+VALIDATE_HIDDEN = re.compile(r"visible tests: ([\d.]+) of ([\d.]+) points; ([\d.]+) more points are decided by hidden")
 
 MERMAID_FENCE = re.compile(r"^[ \t]*(```|~~~)[ \t]*mermaid\b", re.M)
 
@@ -231,6 +233,30 @@ def notebook_problems(report: dict) -> list[str]:
     return problems
 
 
+# Per code cell: whether it has outputs in the model, and whether any of them is on screen (or its collapsed bar).
+_SHOWN = """(path) => window.e2eNotebook(path).content.widgets.map((cell) => cell.model.type !== 'code' ? null : {
+  outputs: cell.model.outputs.length > 0,
+  visible: [...cell.node.querySelectorAll('.jp-OutputArea-output, .jp-OutputPlaceholder')]
+    .some((node) => node.offsetHeight > 0),
+})"""
+
+
+def predictions(notebook: Path) -> list[int]:
+    """Indexes of the code cells right after a "Before running:" question."""
+    cells = nbformat.read(notebook, 4).cells
+    return [i + 1 for i, cell in enumerate(cells) if cell.cell_type == "markdown" and "Before running:" in cell.source]
+
+
+def answers_on_screen(page: Page, path: str, asked: list[int]) -> tuple[list[int], list[int]]:
+    """Of an open chapter: the prediction cells (`asked`) whose output is on screen, and the other cells with
+    outputs that are not on screen."""
+    shown = page.evaluate(_SHOWN, path)
+    assert all(shown[i]["outputs"] for i in asked), "every answer is there, only hidden"
+    leaked = [i for i in asked if shown[i]["visible"]]
+    missing = [i for i, cell in enumerate(shown) if cell and cell["outputs"] and i not in asked and not cell["visible"]]
+    return leaked, missing
+
+
 def screenshot(page: Page, target: Path) -> None:
     """The notebook as the student sees it, scrolled to its first diagram if it has one."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -261,7 +287,7 @@ def set_cell_source_by_typing(page: Page, path: str, index: int, text: str) -> s
 
 
 def validate(page: Page) -> tuple[str, str]:
-    """Press nbgrader's Validate button; return the result's class list and text, then close the dialog."""
+    """Press the Validate button; return the result's class list and text, then close the dialog."""
     page.locator(".jp-NotebookPanel-toolbar .validate-button").click()
     message = page.locator("#validation-message")
     message.wait_for(timeout=VALIDATE_TIMEOUT_MS)

@@ -1,16 +1,25 @@
-"""A student works an exercise in JupyterLab: it opens from workspace/ unchanged; Validate fails on the release,
-the student types a solution, Validate passes."""
+"""A student works an exercise in JupyterLab: it opens from workspace/ unchanged; Validate fails on the release (the
+failing test's message first), the student types a solution, Validate passes and names the points the hidden tests
+decide."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.e2e.jlab import VALIDATE_FAILED, VALIDATE_SUCCESS, open_notebook, set_cell_source_by_typing, validate
+from tests.e2e.jlab import (
+    VALIDATE_FAILED,
+    VALIDATE_HIDDEN,
+    VALIDATE_SUCCESS,
+    open_notebook,
+    set_cell_source_by_typing,
+    validate,
+)
 from tests.e2e.lab_server import REPO, Lab
 
 RELEASES = sorted(
@@ -58,6 +67,8 @@ def test_validate_fails_on_the_release_and_passes_once_solved(page, lab: Lab, wo
 
     classes, text = validate(page)
     assert "validation-failed" in classes.split() and VALIDATE_FAILED in text, text
+    # the failing test's message first: the released stubs raise NotImplementedError
+    assert re.match(r"test_\w+ \(cell \d+\) fails: NotImplementedError", text), text
 
     solutions = typed_solutions(copy, REPO / "solutions" / release)
     for index, solution in solutions.items():
@@ -65,6 +76,8 @@ def test_validate_fails_on_the_release_and_passes_once_solved(page, lab: Lab, wo
 
     classes, text = validate(page)
     assert "validation-success" in classes.split() and VALIDATE_SUCCESS in text, text
+    earned, visible, hidden = map(float, VALIDATE_HIDDEN.search(text).groups())
+    assert earned == visible > 0 and hidden > 0, text  # every exercise has hidden tests: their points are named
     saved = nbformat.read(copy, as_version=4)
     assert {index: saved.cells[index].source for index in solutions} == solutions
 

@@ -15,7 +15,7 @@ from tests.e2e.conftest import VIEWPORT, isolated_lab_args
 from tests.e2e.jlab import INIT_SCRIPT, VALIDATE_FAILED, open_notebook, start_lab_page, validate
 from tests.e2e.lab_server import Lab, running_lab
 
-CHAPTER = "chapters/01_what_the_object_holds.ipynb"
+CHAPTER = "workspace/01_what_the_object_holds.ipynb"
 EXERCISE = "workspace/ex01_slots/ex01_slots.ipynb"
 
 
