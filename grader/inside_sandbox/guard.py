@@ -12,8 +12,9 @@ child has a PID namespace of its own, any process or thread started at all: the 
 namespace, whatever made it. Once told (`refuse_processes`), it refuses every new process that Python starts.
 
 What it does not protect against (docs/sandbox.md): a submission that rewrites the grader's own code in its process,
-or reaches the interpreter's memory with ctypes; without a PID namespace of its own (no root), a thread started with
-`_thread` or a process started through C, which Python raises no event for.
+or reaches the interpreter's memory with ctypes; code it has namedtuple's or dataclasses' own helpers compile for it;
+without a PID namespace of its own (no root), a thread started with `_thread` or a process started through C, which
+Python raises no event for.
 """
 
 from __future__ import annotations
