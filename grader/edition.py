@@ -35,11 +35,11 @@ PYPROJECT_TABLES = re.compile(r"build-system|project(\..*)?|tool\.setuptools(\..
 # nbgrader's parts for instructors: a student's JupyterLab has Validate, and none of these.
 INSTRUCTOR_SERVER_EXTENSIONS = ("nbgrader.server_extensions.formgrader", "grader.formgrader")
 INSTRUCTOR_LAB_EXTENSIONS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment")
-# The course's own JupyterLab extension and the setting that finds it (jupyter_config/).
-COURSE_LAB_EXTENSION = ("jupyter_server_config.py", "labextensions")
-JUNK = {".ipynb_checkpoints", "__pycache__"}
-# JupyterLab settings the course changes for everyone (no news toast), as it reads them from jupyter_config/.
+# What jupyter_config/ holds for everyone, copied as the course has it: the course's own JupyterLab extension (the
+# Validate button, hidden answers) with the setting that finds it, and the settings it changes (no news toast).
 SETTING_OVERRIDES = "labconfig/default_setting_overrides.json"
+COURSE_JUPYTER_CONFIG = ("jupyter_server_config.py", "labextensions", SETTING_OVERRIDES)
+JUNK = {".ipynb_checkpoints", "__pycache__"}
 COMMITTER = ("course grader", "grader@localhost")  # where git has no identity of its own
 
 
@@ -156,8 +156,7 @@ def _write_jupyter_config(folder: Path) -> None:
     (folder / "labconfig").mkdir(parents=True, exist_ok=True)
     (folder / "jupyter_server_config.json").write_text(json.dumps(server, indent=2) + "\n", encoding="utf-8")
     (folder / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2) + "\n", encoding="utf-8")
-    _copy(root() / "jupyter_config" / SETTING_OVERRIDES, folder / SETTING_OVERRIDES)
-    for name in COURSE_LAB_EXTENSION:  # the course's Validate button and hidden answers, as the course has them
+    for name in COURSE_JUPYTER_CONFIG:
         _copy(root() / "jupyter_config" / name, folder / name)
 
 
