@@ -1,5 +1,6 @@
-"""The class's common mistakes: for each graded part, how many students failed it on the same first case (the label
-the trusted check recorded in the grading ledger), as common_mistakes.csv and common_mistakes.png."""
+"""The class's common mistakes: for each graded part, how many students broke each of its rules (the mistakes the
+trusted check recorded in the grading ledger, every broken rule counted), as common_mistakes.csv and
+common_mistakes.png."""
 
 from __future__ import annotations
 
@@ -35,16 +36,16 @@ class Mistake:
 
 
 def tally(outcomes: list[Outcome], parts: dict[str, list[str]]) -> list[Mistake]:
-    """The mistakes in these outcomes, by assignment, part, then most students first. A submission that could not
-    be graded (its status not ok, no cell scored) counts as UNGRADED in every part of its assignment (`parts`: each
-    assignment's graded cells)."""
+    """The mistakes in these outcomes (each of a cell's counted once), by assignment, part, then most students first.
+    A submission that could not be graded (its status not ok, no cell scored) counts as UNGRADED in every part of
+    its assignment (`parts`: each assignment's graded cells)."""
     graded = Counter(outcome.assignment for outcome in outcomes)
     counts: Counter[tuple[str, str, str]] = Counter()
     for outcome in outcomes:
         mistakes = outcome.mistakes
         if not outcome.auto_scores and outcome.status != "ok":
-            mistakes = dict.fromkeys(parts.get(outcome.assignment, []), UNGRADED)
-        counts.update((outcome.assignment, part, label) for part, label in mistakes.items())
+            mistakes = dict.fromkeys(parts.get(outcome.assignment, []), [UNGRADED])
+        counts.update((outcome.assignment, part, label) for part, labels in mistakes.items() for label in set(labels))
     found = [Mistake(*key, students, graded[key[0]]) for key, students in counts.items()]
     return sorted(found, key=lambda m: (m.assignment, m.part, -m.students, m.label))
 
@@ -74,7 +75,7 @@ def write_csv(mistakes: list[Mistake], titles: dict[tuple[str, str], str], path:
 
 
 def write_png(mistakes: list[Mistake], path: Path) -> None:
-    """A horizontal bar per mistake, the SHOWN most common of each part, grouped by part: '38% clause 2: ...'."""
+    """A horizontal bar per mistake, the SHOWN most common of each part, grouped by part: '38% rule 2 (...)'."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -90,7 +91,7 @@ def write_png(mistakes: list[Mistake], path: Path) -> None:
     axes.set_yticks(range(len(shown)), labels, fontsize=8)
     axes.invert_yaxis()
     axes.set_xlim(0, 110)
-    axes.set_xlabel("students whose first failing case it is (% of those graded on the assignment)")
+    axes.set_xlabel("students who made the mistake (% of those graded on the assignment)")
     title = f"The class's most common mistakes (up to {SHOWN} per part)"
     axes.set_title(title if shown else "No mistakes: every graded student earned every part")
     figure.tight_layout()

@@ -12,7 +12,7 @@ import pytest
 from grader.autograde import autograde, plan
 from grader.check import PartResult, check_hidden
 from grader.course import default_db_url
-from grader.feedback import first_failure, graded_parts, result_words
+from grader.feedback import failure_message, graded_parts, result_words
 from grader.gradebook import cell_scores
 from grader.hidden_tests import BEGIN
 from grader.sample_class import write_class
@@ -65,7 +65,7 @@ def test_check_hidden_says_of_each_part_what_the_feedback_says(graded: Graded) -
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if label and grade_id in scores:
                 points = float(cell.metadata.nbgrader.points)
-                said = result_words(scores[grade_id], points, first_failure(cell))
+                said = result_words(scores[grade_id], points, failure_message(cell))
                 feedback.append(PartResult(grade_id, label, scores[grade_id], points, said))
         assert results == feedback, student
     failed = [r for r in graded.checked["flag_tables_as_hook_tables"] if r.score < r.points]
@@ -83,7 +83,6 @@ def test_check_hidden_from_the_terminal(graded: Graded) -> None:
     assert lines[-1] == "with hidden tests: 8 of 12 points, as grading gives them"
     full = grader_process("check", str(graded.work / "submitted" / "full" / ASSIGNMENT / NOTEBOOK), "--hidden")
     assert full.returncode == 0 and full.stdout.splitlines()[-1].startswith("with hidden tests: 12 of 12"), full.stdout
-
 
 
 def test_check_hidden_refuses_a_notebook_that_lost_a_graded_cell(graded: Graded, tmp_path: Path) -> None:
