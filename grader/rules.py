@@ -4,11 +4,14 @@ the contract's words, and the points the cell earns (the course's credit policy)
 A hidden test's observation is labelled case by case (grader.observing.labelled). A fixed case's label names the rule
 it tests ("rule 2: a module called twice"); a seeded case names each thing it looks at by the rule that asks for it
 ({"rule 3: every gradient": ...}, a sequence of steps [{"rule 2: step 3, ...": ...}, ...]). Comparing it with the
-solution's finds the differences, down to the key or position where each is: in every named part of a dict, and in
-the first differing entry of a list (what follows in a sequence builds on it); each difference breaks the innermost
-rule its path names. A difference whose path names no rule (a seeded case that raised before it could look at
-anything) says nothing of which rule failed: it breaks the rules that the differences naming theirs show broken, and
-where they show none, every rule the solution's observation names there (failing that, every rule of the part).
+solution's finds the differences, down to the key or entry where each is (an entry of a list of named records,
+[["weight", ...], ...], by its name): in every part of two dicts with the same keys, and in the first differing entry
+of a list (what follows in a sequence builds on it); each difference breaks the
+innermost rule its path names (so a part that looks at a later rule only once an earlier one held sits inside the
+earlier rule's: {"rule 4: the outcome": {"raises TypeError": {"rule 5: its message": ...}}}). A difference whose
+path names no rule (a seeded case that raised before it could look at anything) says nothing of which rule failed:
+it breaks the rules that the differences naming theirs show broken, and where they show none, every rule the
+solution's observation names there (failing that, every rule of the part).
 
 Credit: a hidden test cell's points are split evenly across its part's rules (the contract's numbered items); each
 rule whose cases all agree with the solution's earns its share, rounded to hundredths (all of them: the whole cell). A
@@ -162,24 +165,33 @@ def differences(seen: dict, expected: dict, every: frozenset[int]) -> Iterator[D
 
 def _walk(seen: object, expected: object, within: tuple, rule: int | None) -> Iterator[tuple]:
     """(path, expected, seen, innermost rule, where two lists of plain values first differ) of each place where two
-    observations differ: every key of a dict of named parts; a list's first differing entry only (a sequence: what
-    follows builds on it); two lists of plain values (names in an order...) as a whole."""
+    observations differ: every key of two dicts of the same named parts (dicts with other keys, such as a result
+    and an exception, differ as a whole); a list's first differing entry only (a sequence: what follows builds on
+    it); two lists of plain values (names in an order...) as a whole."""
     if agrees(seen, expected):
         return
     if _plain_list(seen) and _plain_list(expected):
         first = next((n for n, pair in enumerate(zip(seen, expected, strict=False)) if not agrees(*pair)), None)
         yield within, expected, seen, rule, min(len(seen), len(expected)) if first is None else first
-    elif _container(seen, dict) and _container(expected, dict):
-        for key in [*expected, *(key for key in seen if key not in expected)]:
+    elif _container(seen, dict) and _container(expected, dict) and seen.keys() == expected.keys():
+        for key, theirs in expected.items():
             inner = rule_of(key) if rule_of(key) is not None else rule
-            yield from _walk(seen.get(key, ABSENT), expected.get(key, ABSENT), (*within, key), inner)
+            yield from _walk(seen[key], theirs, (*within, key), inner)
     elif type(seen) is list and type(expected) is list and len(seen) == len(expected):
         position = next(
             n for n, (mine, theirs) in enumerate(zip(seen, expected, strict=True)) if not agrees(mine, theirs)
         )
-        yield from _walk(seen[position], expected[position], (*within, position), rule)
+        yield from _walk(seen[position], expected[position], (*within, _entry(expected, position)), rule)
     else:
         yield within, expected, seen, rule, None
+
+
+def _entry(entries: list, position: int) -> str | int:
+    """How a path names an entry of a list: by its name where the list is one of named records (every entry a list
+    whose first item is a str, each a different one: [["weight", ...], ["bias", ...]]), else by its position."""
+    names = [entry[0] if type(entry) is list and entry and type(entry[0]) is str else None for entry in entries]
+    named = None not in names and len(set(names)) == len(names)
+    return names[position] if named else position
 
 
 def _plain_list(value: object) -> bool:
