@@ -98,10 +98,10 @@ def test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignmen
         fixed = [rule for rule in kinds if rule is not None]
         assert kinds[: len(fixed)] == fixed, f"{grade_id}: the fixed cases must run before the seeded ones"
         assert set(fixed) == set(numbered), f"{grade_id}: fixed cases for rules {sorted(set(fixed))}"
-        for label, case in seen.items():
-            if rules.rule_of(label) is None:  # a seeded case names each thing it looks at by its rule
-                named = rules.named_rules(case)
-                assert named and named <= set(numbered), f"{grade_id}, {label}: its parts name rules {sorted(named)}"
+        seeded_cases = [case for label, case in seen.items() if rules.rule_of(label) is None]
+        named = [rules.named_rules(case) for case in seeded_cases]  # a seeded case names what it looks at by rule
+        assert all(found <= set(numbered) for found in named), f"{grade_id}: seeded cases name rules {named}"
+        assert not seeded_cases or set().union(*named), f"{grade_id}: no seeded case names a rule"
         assert sorted(breaks.get(grade_id, {})) == sorted(numbered), f"{grade_id}: BREAKS names other rules"
         for rule, student in breaks[grade_id].items():
             cells = cells_to_run(submission(release, answers[student]))

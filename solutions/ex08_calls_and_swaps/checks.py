@@ -216,7 +216,7 @@ def call_facts(
     call_with: object, model: nn.Module, counter: Counting, chosen: list, unknown: object, gen: torch.Generator
 ) -> dict:
     """A hand-built case run as call_observe_case runs it (the same draws from gen), its facts kept apart so that each
-    fixed case looks at the clause it checks."""
+    fixed case looks at the rule it checks."""
     x = torch.randn(4, 3, generator=gen)
     given = call_tensors(chosen, gen)
     before = entries(model)
@@ -265,8 +265,8 @@ class Probe(nn.Module):
         return out
 
 
-def call_clause_cases(call_with: object, hand_built: list) -> list:
-    """The fixed cases of each clause of part 1; hand_built: the facts of the seven hand-built cases, in order."""
+def call_rule_cases(call_with: object, hand_built: list) -> list:
+    """The fixed cases of each rule of part 1; hand_built: the facts of the seven hand-built cases, in order."""
 
     def names_ok(build: Callable[[], nn.Module], names: list) -> Callable[[], object]:
         """Each name given alone (never two names of one object): accepted, or what was raised."""
@@ -578,7 +578,7 @@ def observe_call_hidden(ns: dict) -> dict:
             hand_built.append(
                 dict.fromkeys(["outcome", "calls", "restored", "same error", "given buffers"], raised(error))
             )
-    cases = call_clause_cases(call_with, hand_built)
+    cases = call_rule_cases(call_with, hand_built)
     generated = []
     for _ in range(CALL_CASES):
         model, counter, case_rng = call_model(rng.randrange(2**31))
@@ -650,7 +650,7 @@ def visit_names(apply_once: object, model: nn.Module) -> tuple:
     return returned, [names.get(id(item), f"not a module: {type(item).__name__}") for item in got]
 
 
-def apply_clause_cases(apply_once: object) -> list:
+def apply_rule_cases(apply_once: object) -> list:
     def counts(build: Callable[[], nn.Module]) -> Callable[[], object]:
         """How many times fn saw each module (and anything else), whatever the order."""
 
@@ -795,7 +795,7 @@ def apply_not_called_cases(apply_once: object) -> list:
 @single_thread
 def observe_apply_hidden(ns: dict) -> dict:
     apply_once = ns.get("apply_once")
-    fixed_cases = [*apply_clause_cases(apply_once), *apply_not_called_cases(apply_once)]
+    fixed_cases = [*apply_rule_cases(apply_once), *apply_not_called_cases(apply_once)]
     rng = Random(APPLY_SEED)
     cases = []
     for _ in range(APPLY_CASES):
