@@ -73,6 +73,7 @@ class FeedbackByPart(Preprocessor):
         cells = []
         for cell, label, hidden in graded_parts(nb.cells, delimiter):
             cell.metadata.pop("feedback", None)  # the label is ours to set, never the submission's
+            _drop_no_response(cell)
             if label:
                 cell.metadata["feedback"] = {"label": label}
                 message = failure_message(cell)
@@ -164,6 +165,16 @@ def _result(label: str, meta: dict, message: str) -> NotebookNode:
     said = f"<pre>{words}</pre>" if message else f" \N{EM DASH} {words}"
     block = f'<div class="feedback-result"><b>{html.escape(label)}</b>: {score:g} / {points:g} points{said}</div>'
     return nbformat.v4.new_markdown_cell(block.replace("\r", "").replace("\n", "&#10;"))
+
+
+NO_RESPONSE = "No response."  # nbgrader's automatic comment on a solution cell left as released (SaveAutoGrades)
+
+
+def _drop_no_response(cell: NotebookNode) -> None:
+    """A solution cell's "No response." comment says again what its part's points say: left out."""
+    meta = cell.get("metadata", {}).get("nbgrader") or {}
+    if meta.get("comment") == NO_RESPONSE:
+        del meta["comment"]
 
 
 def _hide(cell: NotebookNode) -> None:
