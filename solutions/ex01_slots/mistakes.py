@@ -207,7 +207,7 @@ def copy_sharing_parameters(module):
 
 SOLUTION.student("copy_with_copy_copy",
                  {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
-                 (2, 4, 0, 2))
+                 (2, 4, 0, 2.5))
 
 # The other extreme: new registries, but also new Parameters and buffers.
 COPY_WITH_DEEPCOPY = SOLUTION.edited_answer(COPY_WITH_COPY_COPY, """
@@ -305,19 +305,20 @@ COPY_SHARES_FLAG_TABLES = '''def copy_sharing_parameters(module):
 
 SOLUTION.student("copy_shares_flag_tables", {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES}, (0, 0, 2, 3))
 
-# A memo kept in a mutable default argument: it survives from one call to the next, so a later call
-# can hand back a stale copy (of a module that no longer exists and whose id was reused, or one made
-# before a hook was added to the original).
+# A memo kept in a mutable default argument: it survives from one call to the next, so a later call on a
+# module copied before hands back the stale copy (made before a hook was added to the original, say). It is
+# keyed by the module itself, which keeps it alive: keyed by id(), a copy of a module that no longer exists
+# would come back for whichever module reuses its id, and the points would change from run to run.
 COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 -def copy_sharing_parameters(module):
 +def copy_sharing_parameters(module, copies={}):
 @@
      but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-+    if id(module) in copies:
-+        return copies[id(module)]
++    if module in copies:
++        return copies[module]
 @@
      clone = object.__new__(type(module))
-+    copies[id(module)] = clone
++    copies[module] = clone
 @@
 -        if name in vars(nn.Module()) and isinstance(value, (dict, set)):
 +        if name == "_modules":
@@ -326,7 +327,7 @@ COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 +        elif name in vars(nn.Module()) and isinstance(value, (dict, set)):
 ''')
 
-SOLUTION.student("copy_mutable_default_memo", {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO}, (0, 0, 2, 0))
+SOLUTION.student("copy_mutable_default_memo", {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO}, (0, 0, 2, 3))
 
 # Right in every respect: the text the copy_sharing_parameters mistakes below change (each says how), not a
 # student's. A memo passed along makes a submodule registered in several places one copy.
