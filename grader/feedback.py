@@ -31,7 +31,7 @@ from grader.notebooks import in_parts
 from grader.progress import Progress
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-MESSAGE_CHARS = 2000  # of a failure message shown
+MESSAGE_CHARS = 8000  # of a failure message shown: every broken rule of a part, each value shortened (grader.rules)
 
 
 def feedback(work_dir: Path, db_url: str | None = None, show_hidden_tests: bool = False) -> list[Path]:

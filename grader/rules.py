@@ -6,12 +6,12 @@ it tests ("rule 2: a module called twice"); a seeded case names each thing it lo
 ({"rule 3: every gradient": ...}, a sequence of steps [{"rule 2: step 3, ...": ...}, ...]). Comparing it with the
 solution's finds the differences, down to the key or entry where each is (an entry of a list of named records,
 [["weight", ...], ...], by its name): in every part of two dicts with the same keys, and in the first differing entry
-of a list (what follows in a sequence builds on it); each difference breaks the
-innermost rule its path names (so a part that looks at a later rule only once an earlier one held sits inside the
-earlier rule's: {"rule 4: the outcome": {"raises TypeError": {"rule 5: its message": ...}}}). A difference whose
-path names no rule (a seeded case that raised before it could look at anything) says nothing of which rule failed:
-it breaks the rules that the differences naming theirs show broken, and where they show none, every rule the
-solution's observation names there (failing that, every rule of the part).
+of a list (what follows in a sequence builds on it). Each difference breaks the innermost rule its path names (so a
+part that looks at a later rule only once an earlier one held sits inside the earlier rule's: {"rule 4: the
+outcome": {"raises TypeError": {"rule 5: its message": ...}}}). A difference whose path names no rule (a seeded case
+that raised before it could look at anything, an output every rule shapes) says nothing of which rule failed: it
+breaks the rules that the differences naming theirs show broken, and where they show none, every rule the solution's
+observation names there (failing that, every rule of the part).
 
 Credit: a hidden test cell's points are split evenly across its part's rules (the contract's numbered items); each
 rule whose cases all agree with the solution's earns its share, rounded to hundredths (all of them: the whole cell). A
@@ -173,7 +173,7 @@ def _walk(seen: object, expected: object, within: tuple, rule: int | None) -> It
     if _plain_list(seen) and _plain_list(expected):
         first = next((n for n, pair in enumerate(zip(seen, expected, strict=False)) if not agrees(*pair)), None)
         yield within, expected, seen, rule, min(len(seen), len(expected)) if first is None else first
-    elif _container(seen, dict) and _container(expected, dict) and seen.keys() == expected.keys():
+    elif _named_parts(seen) and _named_parts(expected) and seen.keys() == expected.keys():
         for key, theirs in expected.items():
             inner = rule_of(key) if rule_of(key) is not None else rule
             yield from _walk(seen[key], theirs, (*within, key), inner)
@@ -198,9 +198,9 @@ def _plain_list(value: object) -> bool:
     return type(value) is list and all(type(item) in (str, int, float, bool, type(None)) for item in value)
 
 
-def _container(value: object, kind: type) -> bool:
+def _named_parts(value: object) -> bool:
     """A dict whose keys name parts of an observation: not a value plain() or approx() wrapped."""
-    if type(value) is not kind:
+    if type(value) is not dict:
         return False
     return not (len(value) == 1 and next(iter(value)) in WRAPPERS) and "approx" not in value
 
@@ -232,8 +232,11 @@ def _rules(numbers: list[int]) -> str:
     return f"rule{'s' if len(names) > 1 else ''} {listed}"
 
 
+VALUE_CHARS = 300  # of each value a message shows: every broken rule of a part fits in one message
+
+
 def _shown(value: object) -> str:
-    return repr(ABSENT) if value is ABSENT else shown(value)
+    return repr(ABSENT) if value is ABSENT else shown(value, VALUE_CHARS)
 
 
 def _whole(seen: object) -> str:
