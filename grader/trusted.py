@@ -212,9 +212,10 @@ def _hidden(judgement: rules.Judgement, lines_seen: object) -> CellResult:
         return CellResult(judgement.points, judgement.reason(), judgement.message(), tuple(judgement.mistakes()))
     said = [f"its visible lines fail, so this cell earns nothing until they pass: {lines[0]}"]
     said += [f"  {detail}" for detail in lines[1:] if detail]
-    if lines[0] != observing.STOPPED:
+    broken = judgement.mistakes() if lines[0] != observing.STOPPED else []
+    if broken:
         said.append(judgement.message())
-    return CellResult(0.0, f"its visible lines fail: {lines[0]}", "\n".join(said), (lines[0], *judgement.mistakes()))
+    return CellResult(0.0, f"its visible lines fail: {lines[0]}", "\n".join(said), (lines[0], *broken))
 
 
 def warm_up_source(checks_source: str) -> str:
