@@ -386,7 +386,8 @@ def record_play(record_activations: object, model: nn.Module, names: object, pla
     return by_rule(seen, RECORD_RULES)
 
 
-RECORD_RULES = {  # what a seeded case of part 1 looks at, by the rule that asks for it
+# what a seeded case of part 1 looks at, by the rule that asks for it
+RECORD_RULES = {
     "inside": 2,
     "outputs": 4,
     "grads": 4,
@@ -1077,15 +1078,8 @@ def strip_check(strip_hooks: object, model: nn.Module, width: int, handles: list
     return by_rule(seen, STRIP_RULES)
 
 
-STRIP_RULES = {  # what a seeded case of part 2 looks at, by the rule that asks for it
-    "model kept": 3,
-    "model's values": 3,
-    "copy": 1,
-    "copy's hooks": 2,
-    "pickle": 2,
-    "model after": 3,
-    "model's tables after remove()": 3,
-}
+STRIP_RULES = {"copy": 1, "copy's hooks": 2, "pickle": 2}  # what a seeded case of part 2 looks at, by its rule
+STRIP_RULES |= dict.fromkeys(["model kept", "model's values", "model after", "model's tables after remove()"], 3)
 
 
 def snapshot_all(root: nn.Module) -> list:
