@@ -72,15 +72,18 @@ class Outcome:
     # The automatic points the grader recorded per graded cell (grade_id -> points): a gradebook that says otherwise
     # was changed outside the grader.
     auto_scores: dict[str, float] = field(default_factory=dict)
-    # Each graded test cell that earned nothing, with its mistake (grade_id -> the label of its first failing case, or
-    # the kind of problem), for the class's common mistakes (grader.common_mistakes).
-    mistakes: dict[str, str] = field(default_factory=dict)
+    # Each graded test cell that earned less than its points, with its mistakes (grade_id -> each broken rule, or the
+    # kind of problem), for the class's common mistakes (grader.common_mistakes).
+    mistakes: dict[str, list[str]] = field(default_factory=dict)
     # The graded test cells of the parts the student left as released (grader.attempted): not attempted, no mistake.
     not_attempted: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Reasons quote student-controlled text (metadata keys, file names, error messages): escaped once, here.
         object.__setattr__(self, "status", printable(self.status))
+        # A ledger written before rules were judged one by one holds one mistake per cell, as a string.
+        listed = {cell: [found] if type(found) is str else found for cell, found in self.mistakes.items()}
+        object.__setattr__(self, "mistakes", listed)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ the source notebook in solutions/ or, in a student edition (no solutions/), from
 
 With `--hidden`, where solutions/ is present (someone studying alone with the whole course), the notebook is graded
 as `grader autograde` grades it: its locked and test cells as the source has them, its cells in the grading sandbox,
-then the trusted check; each part's points and first failing case are printed as the feedback gives them.
+then the trusted check; each part's points and every broken rule are printed as the feedback gives them.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class Exercise:
 @dataclass(frozen=True)
 class PartResult:
     """One graded test cell as the feedback gives it: its grade id, its label ("Part 1: ... — hidden tests"), the
-    points it earned, its maximum, and what the feedback says of it (its first failure, or that it had none)."""
+    points it earned, its maximum, and what the feedback says of it (what failed, or that nothing did)."""
 
     grade_id: str
     label: str
@@ -88,9 +88,9 @@ def check(path: Path) -> Checked:
 
 def check_hidden(path: Path, checker: TrustedChecker) -> list[PartResult]:
     """Grade a student's notebook as `grader autograde` does, with `checker` (the trusted check of its assignment, in
-    its sandbox): each graded test cell's trusted points and the first failure the feedback would show."""
+    its sandbox): each graded test cell's trusted points and what the feedback would say failed (every broken rule)."""
     from grader.execute import graded_scores
-    from grader.feedback import first_failure, graded_parts, result_words
+    from grader.feedback import failure_message, graded_parts, result_words
     from grader.hidden_tests import BEGIN
     from grader.nbgrader_steps import VERDICT, CourseExecute, Grading, disagreements, note_disagreements
 
@@ -107,7 +107,7 @@ def check_hidden(path: Path, checker: TrustedChecker) -> list[PartResult]:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if label and grade_id in verdict.points:
             score, points = verdict.points[grade_id], checker.test_points[grade_id]
-            said = result_words(score, points, first_failure(cell))
+            said = result_words(score, points, failure_message(cell))
             results.append(PartResult(grade_id, label, score, points, said))
     missing = sorted(set(verdict.points) - {r.grade_id for r in results})
     if missing:  # nbgrader cannot grade a notebook that lost a graded cell: it earns nothing

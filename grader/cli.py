@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     feedback.add_argument(
         "--show-hidden-tests",
         action="store_true",
-        help="show the source and traceback of hidden-test cells (default: their points and first failure only)",
+        help="show the source and traceback of hidden-test cells (default: their points and broken rules only)",
     )
     _gradebook_options(feedback)
     feedback.set_defaults(run=_feedback)
@@ -86,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--hidden",
         action="store_true",
-        help="also run the hidden tests, as grading does (needs solutions/): each part's points and first failure",
+        help="also run the hidden tests, as grading does (needs solutions/): each part's points and every broken rule",
     )
     check.set_defaults(run=_check)
 

@@ -1,12 +1,11 @@
-"""The class's common mistakes: for each graded test cell, how many students failed it on the same first case (the
-label the trusted check recorded in the grading ledger), how many did not attempt its part (its solution cells left
-as released, grader.attempted: never counted as a mistake) and how many could not be graded; as common_mistakes.csv
-and one figure per assignment, common_mistakes/<assignment>.png. Every entry names what was checked: the part, its
-visible or hidden tests, and the rule and case of the exercise's checks."""
+"""The class's common mistakes: for each graded test cell, how many students broke each of its rules (the mistakes
+the trusted check recorded in the grading ledger, every broken rule counted), how many did not attempt its part (its
+solution cells left as released, grader.attempted: never counted as a mistake) and how many could not be graded; as
+common_mistakes.csv and one figure per assignment, common_mistakes/<assignment>.png. Every entry names what was
+checked: the part, its visible or hidden tests, and the rule of the exercise's contract."""
 
 from __future__ import annotations
 
-import ast
 import csv
 import re
 import textwrap
@@ -19,14 +18,13 @@ from pathlib import Path
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from grader import observing
 from grader.autograde import Outcome
 from grader.course import checks_file, solutions
 from grader.escaping import printable, spreadsheet_cell
 from grader.feedback import graded_parts  # the feedback's labels of graded cells: one source
 from grader.figures import pyplot, save
 from grader.notebooks import HIDDEN_TESTS, read_notebook
-from grader.trusted import WHOLE
+from grader.trusted import part_rules
 
 MISTAKE, NOT_ATTEMPTED, UNGRADED = "mistake", "not attempted", "could not be graded"
 KINDS = (NOT_ATTEMPTED, UNGRADED, MISTAKE)  # the order of a cell's entries
@@ -37,16 +35,13 @@ WHAT = {
 COLOURS = {MISTAKE: "#2e86c1", NOT_ATTEMPTED: "#aab7b8", UNGRADED: "#c0392b"}
 SHOWN = 3  # mistakes per graded cell in a figure (the CSV has them all)
 WIDTH = 72  # characters per line of a figure's labels, wrapped, never cut
-SEEDED = re.compile(r"seeded case \d+ of \d+")
-SEEDED_CASES = "seeded cases"
-POSITIONAL = re.compile(r"case (\d+) of (\d+)")
-MUST_NOT = re.compile(r'(?P<hidden>\w+): (?P<case>.+) differs \(a "must not" of the part\)')
+MUST_NOT = re.compile(r'(?P<hidden>\w+): rule (?P<rule>\d+) broken \(a "must not" of the part\)')  # trusted
 
 
 @dataclass(frozen=True)
 class Entry:
     """How many of the students graded on an assignment came to the same result on one graded test cell: a mistake
-    (the first failing case's label, as the grader recorded it), not attempted, or could not be graded."""
+    (a broken rule or failing visible check, as the grader recorded it), not attempted, or could not be graded."""
 
     assignment: str
     cell: str  # the graded test cell's grade_id
@@ -61,27 +56,27 @@ class Entry:
 
 
 def tally(outcomes: list[Outcome], cells: dict[str, list[str]]) -> list[Entry]:
-    """The entries of these outcomes, by assignment, cell, kind, then most students first. A cell that earned
-    nothing is NOT_ATTEMPTED where the student left its part as released, else its mistake; a submission that could
-    not be graded (its status not ok, no cell scored) is UNGRADED in every cell of its assignment (`cells`: each
-    assignment's graded cells)."""
+    """The entries of these outcomes, by assignment, cell, kind, then most students first. A cell that lost points
+    is NOT_ATTEMPTED where the student left its part as released, else each of its mistakes (every broken rule); a
+    submission that could not be graded (its status not ok, no cell scored) is UNGRADED in every cell of its
+    assignment (`cells`: each assignment's graded cells)."""
     graded = Counter(outcome.assignment for outcome in outcomes)
     counts: Counter[tuple[str, str, str, str]] = Counter()
     for outcome in outcomes:
         if not outcome.auto_scores and outcome.status != "ok":
-            found = {cell: (UNGRADED, "") for cell in cells.get(outcome.assignment, [])}
+            found = {(cell, UNGRADED, "") for cell in cells.get(outcome.assignment, [])}
         else:
-            found = {cell: (MISTAKE, _as_counted(label)) for cell, label in outcome.mistakes.items()}
-            found |= {cell: (NOT_ATTEMPTED, "") for cell in outcome.not_attempted if cell in found}
-        counts.update((outcome.assignment, cell, kind, label) for cell, (kind, label) in found.items())
+            untouched = set(outcome.not_attempted) & set(outcome.mistakes)
+            found = {(cell, NOT_ATTEMPTED, "") for cell in untouched}
+            found |= {
+                (cell, MISTAKE, label)
+                for cell, labels in outcome.mistakes.items()
+                if cell not in untouched
+                for label in labels
+            }
+        counts.update((outcome.assignment, *key) for key in found)
     entries = [Entry(*key, students, graded[key[0]]) for key, students in counts.items()]
     return sorted(entries, key=lambda e: (e.assignment, e.cell, KINDS.index(e.kind), -e.students, e.label))
-
-
-def _as_counted(label: str) -> str:
-    """A mistake's label as the class is counted by it: every seeded case as one ("seeded case 3 of 100" and
-    "seeded case 7 of 100" are the same mistake: every fixed case passed, a generated one did not)."""
-    return SEEDED_CASES if SEEDED.fullmatch(label) else label
 
 
 @dataclass(frozen=True)
@@ -99,32 +94,17 @@ class Checked:
         return sorted(entries, key=lambda e: (e.assignment, order.get((e.assignment, e.cell), len(order)), e.cell))
 
     def what(self, entry: Entry) -> str:
-        """What an entry says failed, in the course's words: a rule with its text and the case, the seeded cases as
-        one, or the kind of problem."""
+        """What an entry says failed, in the course's words: the broken rule (a "must not" rule of the part, from
+        one of its other cells, named by its hidden cell's rules), the failing visible check, or the kind of
+        problem."""
         if entry.kind != MISTAKE:
             return WHAT[entry.kind]
-        label = _as_counted(entry.label)
-        broken = MUST_NOT.fullmatch(label)
-        if broken:  # a rule of the part's hidden test cell
-            rules = self.rules.get((entry.assignment, broken["hidden"]), {})
-            return f'a "must not" rule of the part is broken: {self._rule(broken["case"], rules)}'
-        if label == SEEDED_CASES:
-            return "a seeded case (generated inputs), after every rule's fixed cases passed"
-        if label == WHOLE:
-            return "nothing comparable case by case (a function missing or renamed, or a result of another shape)"
-        positional = POSITIONAL.fullmatch(label)
-        if positional:
-            return f"the {_ordinal(int(positional[1]))} of {positional[2]} cases its checks do not label"
-        return self._rule(label, self.rules.get((entry.assignment, entry.cell), {}))
-
-    @staticmethod
-    def _rule(label: str, rules: dict[int, str]) -> str:
-        found = observing.CLAUSE_LABEL.match(label)
-        if not found:
-            return label
-        number = int(found.group(1))
-        rule = f"rule {number}, {rules[number]}" if number in rules else f"rule {number}"
-        return f"{rule} \N{EM DASH} case: {label[found.end() :]}"
+        broken = MUST_NOT.fullmatch(entry.label)
+        if not broken:
+            return entry.label
+        rule = int(broken["rule"])
+        text = self.rules.get((entry.assignment, broken["hidden"]), {}).get(rule)
+        return f'a "must not" rule of the part is broken: rule {rule}' + (f" ({text})" if text else "")
 
 
 def checked(assignments: Iterable[str]) -> Checked:
@@ -138,21 +118,9 @@ def checked(assignments: Iterable[str]) -> Checked:
                 if label and meta.get("grade") and not meta.get("solution"):
                     titles[assignment, meta["grade_id"]] = label
         if checks_file(assignment).is_file():
-            for cell, texts in _clauses(checks_file(assignment).read_text(encoding="utf-8")).items():
+            for cell, texts in part_rules(checks_file(assignment).read_text(encoding="utf-8")).items():
                 rules[assignment, cell] = texts
     return Checked(titles, rules)
-
-
-def _clauses(checks_source: str) -> dict[str, dict[int, str]]:
-    """The checks' `CLAUSES`, a literal {hidden test cell: {rule number: its text}} ({} without one)."""
-    for node in ast.parse(checks_source).body:
-        if isinstance(node, ast.Assign) and [ast.unparse(target) for target in node.targets] == ["CLAUSES"]:
-            return ast.literal_eval(node.value)
-    return {}
-
-
-def _ordinal(number: int) -> str:
-    return f"{number}{'th' if 10 <= number % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
 
 
 def write_csv(entries: list[Entry], course: Checked, path: Path) -> None:
@@ -204,7 +172,7 @@ def figure_of(assignment: str, entries: list[Entry], course: Checked) -> Figure:
     axes.set_xlim(0, 110)
     graded = f"the {entries[0].graded} student(s)" if entries else "the students"
     axes.set_xlabel(f"share of {graded} graded on {assignment} (%)")
-    title = f"{assignment}: each graded cell's first failing cases (up to {SHOWN}), and who did not attempt it"
+    title = f"{assignment}: each graded cell's most often broken rules (up to {SHOWN}), and who did not attempt it"
     axes.set_title(title if entries else f"{assignment}: every graded student earned every cell")
     axes.legend(
         handles=[Patch(color=COLOURS[kind], label=kind) for kind in (MISTAKE, NOT_ATTEMPTED, UNGRADED)],

@@ -1,9 +1,11 @@
 """work/autograded/ -> work/feedback/: one HTML page per student and notebook (nbgrader generate_feedback), by part.
 
 Every graded cell is named after its part (the heading of the locked cell above it), in the page's table of contents
-and in a line placed before it that gives its result first: the points, and the message of the first failing case.
-By default a cell with hidden tests shows only that, not its source or traceback (`show_hidden_tests` keeps
-nbgrader's page). Submitted markdown and outputs are sanitized (grader.sanitize). A progress bar counts the pages.
+and in a line placed before it that gives its result first: the points, and what failed (for hidden tests, every
+broken rule with its first differing case, grader.rules). By default a cell with hidden tests shows only that line,
+not its source, outputs or traceback (`show_hidden_tests` keeps nbgrader's page), and a solution cell left as
+released shows no "No response." comment: its part's points already say it. Submitted markdown and outputs are
+sanitized (grader.sanitize). A progress bar counts the pages.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from traitlets.config import Config
 
 from grader.course import CourseError, nbgrader_config, relative
 from grader.feedback_inputs import INPUTS, inputs_digests, unchanged
+from grader.hidden_tests import has_hidden_block
 from grader.nbgrader_setup import ready_nbgrader
 from grader.nbgrader_steps import FLAG_NOTE
 from grader.notebooks import in_parts
@@ -34,7 +37,7 @@ from grader.progress import Progress
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NBGRADER_TEMPLATES = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"
-MESSAGE_CHARS = 2000  # of a failure message shown
+MESSAGE_CHARS = 8000  # of a failure message shown: every broken rule of a part, each value shortened (grader.rules)
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,13 @@ class FeedbackByPart(Preprocessor):
         cells = []
         for cell, label, hidden in graded_parts(nb.cells, delimiter):
             cell.metadata.pop("feedback", None)  # the label is ours to set, never the submission's
+            _drop_no_response(cell)
             if label:
                 cell.metadata["feedback"] = {"label": label}
-                message = first_failure(cell)
+                message = failure_message(cell)
                 cells.append(_result(label, cell.metadata["nbgrader"], message))
                 if hidden and not self.show_hidden_tests:
-                    _hide(cell, message)
+                    _hide(cell)
             cells.append(cell)
         nb.cells = cells
         return nb, resources
@@ -105,8 +109,8 @@ def graded_parts(cells: list[NotebookNode], delimiter: str) -> Iterator[tuple[No
 
 
 def result_words(score: float, points: float, message: str) -> str:
-    """What a cell's result line says after its points: the first failure, or why it earned less, or that it
-    did not fail."""
+    """What a cell's result line says after its points: what failed, or why it earned less, or that it did not
+    fail."""
     if message:
         return message
     if score < points:  # the cell ran without an error, and the trusted check still gave no points
@@ -178,18 +182,29 @@ def _kind(meta: dict, hidden: bool) -> str:
     return "hidden tests" if hidden else "visible tests"
 
 
-def first_failure(cell: NotebookNode) -> str:
-    """The message the cell failed with (the first failing case stops the cell), or '' if it did not fail. Where the
-    grader flagged the cell, its note comes first: the trusted check decided the points."""
-    notes = [o["text"].strip() for o in cell.get("outputs", []) if str(o.get("text", "")).startswith(FLAG_NOTE)]
+def failure_message(cell: NotebookNode) -> str:
+    """What the cell's outcome says, '' if it did not fail: the grader's note where it flagged the cell (the trusted
+    check decided the points), else the message it failed with, else what a hidden-test cell that earned part of its
+    points printed before its value (grader.nbgrader_steps.partial_credit)."""
+    outputs = cell.get("outputs", [])
+    notes = [o["text"].strip() for o in outputs if str(o.get("text", "")).startswith(FLAG_NOTE)]
+    errors = [o for o in outputs if o.get("output_type") == "error"]
     if notes:
-        return notes[0][:MESSAGE_CHARS]
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            ename, evalue = output.get("ename", "Error"), output.get("evalue", "")
-            message = f"{ename}: {evalue}" if evalue else ename
-            return message if len(message) <= MESSAGE_CHARS else message[:MESSAGE_CHARS] + " ..."
-    return ""
+        message = notes[0]
+    elif errors:
+        ename, evalue = errors[0].get("ename", "Error"), errors[0].get("evalue", "")
+        message = f"{ename}: {evalue}" if evalue else ename
+    elif has_hidden_block(cell.get("source", "")) and _partial(outputs):
+        message = str(outputs[-2].get("text", "")).strip()
+    else:
+        return ""
+    return message if len(message) <= MESSAGE_CHARS else message[:MESSAGE_CHARS] + " ..."
+
+
+def _partial(outputs: list) -> bool:
+    """Whether a cell's outputs end as a hidden-test cell's that earned part of its points: printed, then a value."""
+    kinds = [(o.get("output_type"), o.get("name")) for o in outputs[-2:]]
+    return kinds == [("stream", "stdout"), ("execute_result", None)]
 
 
 def _result(label: str, meta: dict, message: str) -> NotebookNode:
@@ -201,11 +216,17 @@ def _result(label: str, meta: dict, message: str) -> NotebookNode:
     return nbformat.v4.new_markdown_cell(block.replace("\r", "").replace("\n", "&#10;"))
 
 
-def _hide(cell: NotebookNode, message: str) -> None:
-    """Keep a hidden-test cell's result, not its source, its printed output or its traceback."""
+NO_RESPONSE = "No response."  # nbgrader's automatic comment on a solution cell left as released (SaveAutoGrades)
+
+
+def _drop_no_response(cell: NotebookNode) -> None:
+    """A solution cell's "No response." comment says again what its part's points say: left out."""
+    meta = cell.get("metadata", {}).get("nbgrader") or {}
+    if meta.get("comment") == NO_RESPONSE:
+        del meta["comment"]
+
+
+def _hide(cell: NotebookNode) -> None:
+    """Keep a hidden-test cell's result (the line above it), not its source, its printed output or its traceback."""
     cell.source = "# The hidden tests of this part are not shown; their result is above."
-    cell.outputs = [
-        nbformat.v4.new_output("error", ename=o.ename, evalue=o.evalue, traceback=[message])
-        for o in cell.get("outputs", [])
-        if o.get("output_type") == "error"
-    ]
+    cell.outputs = []

@@ -38,13 +38,13 @@ VERDICT = "grader_trusted_verdict"  # the key of the trusted check's Verdict in 
 class Grading(CellRun):
     """One submission's grading, passed explicitly to the steps that run it: the CellRun of its cells, the trusted
     check, the lock of the gradebook (the grading run's, where several submissions are graded at once), the flags
-    the trusted-check step raised and the mistake of each graded test cell that earned nothing (grade_id -> label,
-    as the trusted check's Verdict has it)."""
+    the trusted-check step raised and the mistakes of each graded test cell that earned less than its points
+    (grade_id -> its broken rules, as the trusted check's Verdict has them)."""
 
     checker: TrustedChecker | None = None
     gradebook_lock: threading.Lock = field(default_factory=threading.Lock)
     flags: list[str] = field(default_factory=list)
-    mistakes: dict[str, str] = field(default_factory=dict)
+    mistakes: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.hidden_elsewhere = self.checker is not None
@@ -99,18 +99,31 @@ class CourseExecute(SandboxedExecute):
 
 
 def show_verdict(nb: NotebookNode, verdict: Verdict) -> None:
-    """Give each hidden-test cell that ran without an error but that the trusted check failed the check's message
-    as its error output, as the generated hidden tests raise it."""
+    """Give each hidden-test cell that ran without an error its trusted outcome as its outputs, as the generated hidden
+    tests give it: nothing where it earned its points, where it earned some the message (stdout) and the points
+    (the cell's value: nbgrader's partial credit), where it earned none the message as an AssertionError."""
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type != "code" or not meta.get("grade") or not has_hidden_block(cell.source):
             continue
-        if any(output.output_type == "error" for output in cell.outputs) or verdict.points.get(meta["grade_id"]):
+        points = verdict.points.get(meta["grade_id"], 0.0)
+        if any(output.output_type == "error" for output in cell.outputs) or points >= float(meta["points"]):
             continue
         message = verdict.messages.get(meta["grade_id"], "the trusted check gave no points")
-        cell.outputs.append(
-            new_output("error", ename="AssertionError", evalue=message, traceback=[f"AssertionError: {message}"])
-        )
+        cell.outputs += partial_credit(message, points) if points else [failure(message)]
+
+
+def failure(message: str) -> NotebookNode:
+    """The output of a cell that failed with this message."""
+    return new_output("error", ename="AssertionError", evalue=message, traceback=[f"AssertionError: {message}"])
+
+
+def partial_credit(message: str, points: float) -> list[NotebookNode]:
+    """The outputs of a hidden-test cell that earned some of its points: what it printed, then its value."""
+    return [
+        new_output("stream", name="stdout", text=f"{message}\n"),
+        new_output("execute_result", data={"text/plain": repr(points)}, execution_count=None),
+    ]
 
 
 class RestoreCells(OverwriteCells):
@@ -184,7 +197,7 @@ def disagreements(verdict: Verdict, notebook_said: dict[str, float], whole: bool
 
 
 def note_disagreements(nb: NotebookNode, reasons: dict[str, str]) -> None:
-    """Write each reason beside its test cell, as an output (the feedback shows it as the cell's first failure)."""
+    """Write each reason beside its test cell, as an output (the feedback shows it as what failed)."""
     for _, cell, meta in nbgrader_cells(nb):
         if meta.get("grade_id") in reasons:
             note = f"{FLAG_NOTE}: {reasons[meta['grade_id']]}\n"

@@ -1,5 +1,5 @@
 """`python -m grader new exNN_name`: a new exercise's folder, ready to grow. Its source notebook has one trivial part
-(`double(x)`, one numbered clause) with nbgrader metadata, the kernel's language_info and an empty hidden-test
+(`double(x)`, one numbered rule) with nbgrader metadata, the kernel's language_info and an empty hidden-test
 block that `python -m grader release` fills; its checks.py and mistakes.py already pass tests/test_clauses.py."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def observe_hidden(ns: dict) -> dict:
     numbers = Random(0).sample(range(-1000, 1000), 20)
     return labelled(
         fixed(1, "double(3) is the int 6", lambda: exact(double(3))),
-        *seeded([[x] for x in numbers], lambda x: exact(double(x))),
+        *seeded([[x] for x in numbers], lambda x: {{"rule 1: double(x)": exact(double(x))}}),
     )
 
 

@@ -1,6 +1,7 @@
 """Helpers for an exercise's checks (solutions/<exercise>/checks.py): turn whatever a submission returns into plain
 JSON data, call it case by case, run observers on one thread or record a failure that stops them; load a checks
-module from its text; compare observations with the solution's and say where they first differ.
+module from its text; compare observations with the solution's (agrees; grader.rules judges the differences rule by
+rule).
 
 This text runs in three places: in the sandboxed child of the trusted check (grader.trusted sends it), in a notebook
 whose hidden-test block runs (grader.hidden_tests), and in the grader, which compares. Inside a submission's process
@@ -19,7 +20,6 @@ import ast
 import functools
 import json
 import math
-import re
 import sys
 import types
 from collections.abc import Callable
@@ -106,34 +106,27 @@ def in_turn(cases: list, observe: Callable[..., object]) -> list:
     return seen
 
 
-def fixed(clause: int, what: str, observe: Callable[[], object]) -> tuple[str, object]:
-    """A fixed case of clause `clause` of a part's contract (its number as the notebook states it): the case's label,
-    "clause 2: what the case does", and observe(), a failure recorded as its exception."""
+def fixed(rule: int, what: str, observe: Callable[[], object]) -> tuple[str, object]:
+    """A fixed case of rule `rule` of a part's contract (its number as the notebook states it): the case's label,
+    "rule 2: what the case does", and observe(), a failure recorded as its exception. It observes only what its rule
+    asks, so that no other rule's mistake makes it differ (grader.rules)."""
     [seen] = in_turn([[]], observe)
-    return f"clause {clause}: {what}", seen
+    return f"rule {rule}: {what}", seen
 
 
 def seeded(cases: list, observe: Callable[..., object]) -> list[tuple[str, object]]:
-    """observe(*case) for every generated case, labelled "seeded case 3 of 100"."""
+    """observe(*case) for every generated case, labelled "seeded case 3 of 100". Each case's observation names what
+    it looks at by the rule that asks for it: {"rule 3: every gradient": ..., ...} (grader.rules)."""
     return [(f"seeded case {n} of {len(cases)}", seen) for n, seen in enumerate(in_turn(cases, observe), start=1)]
 
 
 def labelled(*cases: tuple[str, object]) -> dict[str, object]:
     """A hidden test's observation: each case's observation under its label, in the order they run (fixed cases
-    first). A failure message names the first case that differs by its label."""
+    first). Each difference from the solution's is judged by the rule its label names (grader.rules)."""
     observation = dict(cases)
     if len(observation) != len(cases):
         raise ValueError("two cases of one observation have the same label")
     return observation
-
-
-CLAUSE_LABEL = re.compile(r"clause (\d+): ")
-
-
-def clause_of(label: str) -> int | None:
-    """The clause a fixed case's label names (None for a seeded case)."""
-    found = CLAUSE_LABEL.match(label)
-    return int(found.group(1)) if found else None
 
 
 def seed_torch(number: int) -> None:
@@ -231,6 +224,7 @@ def walk(root: torch.nn.Module, root_path: str = "", lenient: bool = False) -> l
 
 
 VISIBLE_TESTS = "the visible tests"  # the one case of a visible test cell's observation (replay)
+STOPPED = "the visible tests stop with an exception"  # how visible_failure says that a test cell raised
 SAME_DATA = ("torch.equal", "torch.allclose")  # calls whose two arguments must also hold the same plain data
 
 
@@ -350,7 +344,7 @@ def visible_failure(observation: object) -> tuple[str, str] | None:
             return problem
     if records[-1] != ["passes"]:
         ending = records[-1] + ["", ""]
-        return "the visible tests stop with an exception", f"{shown(ending[1])}: {shown(ending[2])}"
+        return STOPPED, f"{shown(ending[1])}: {shown(ending[2])}"
     return None
 
 
@@ -413,65 +407,21 @@ def agrees(seen: object, expected: object) -> bool:
     if type(expected) is dict:
         same_keys = type(seen) is dict and seen.keys() == expected.keys()
         return same_keys and all(agrees(seen[key], value) for key, value in expected.items())
-    if _floats(seen, expected):
+    if compared_as_floats(seen, expected):
         return math.isclose(seen, expected, rel_tol=REL_TOL, abs_tol=ABS_TOL)
     return seen == expected
 
 
-def _floats(seen: object, expected: object) -> bool:
+def compared_as_floats(seen: object, expected: object) -> bool:
     """Two numbers compared within the tolerance: both int or float (never bool), at least one a float."""
     numbers = (int, float)
     return type(seen) in numbers and type(expected) in numbers and float in (type(seen), type(expected))
-
-
-def first_difference(seen: object, expected: object, depth: int = 0) -> tuple[str, object, object] | None:
-    """Where an observation first differs from the solution's: (a label such as "case 3 of 101, item 2" or
-    "clause 2: a nested output, item 1", the solution's part there, the observed part there); None when they
-    agree."""
-    if agrees(seen, expected):
-        return None
-    for here, mine, theirs in _side_by_side(seen, expected, depth):
-        inner = first_difference(mine, theirs, depth + 1)
-        if inner is not None:
-            return _within(here, *inner)
-    return "", expected, seen
-
-
-def first_case(seen: object, expected: object) -> str | None:
-    """The label of the first case (at the top: "case 3 of 101", "clause 2: a nested output") where an observation
-    differs from the solution's; None when they agree or cannot be compared case by case."""
-    return next((here for here, mine, theirs in _side_by_side(seen, expected, 0) if not agrees(mine, theirs)), None)
-
-
-def _side_by_side(seen: object, expected: object, depth: int) -> list[tuple[str, object, object]]:
-    """The parts of two observations of the same shape, paired and labelled ("case 3 of 101" or a labelled case's
-    key at the top, "item 2" or a key's repr below); none when their shapes differ."""
-    if type(seen) is list and type(expected) is list and len(seen) == len(expected):
-        labels = [f"case {n} of {len(expected)}" if depth == 0 else f"item {n}" for n in range(1, len(expected) + 1)]
-        return list(zip(labels, seen, expected, strict=True))
-    if type(seen) is dict and type(expected) is dict and seen.keys() == expected.keys():
-        return [(key if depth == 0 else repr(key), seen[key], theirs) for key, theirs in expected.items()]
-    return []
-
-
-def _within(here: str, label: str, expected: object, seen: object) -> tuple[str, object, object]:
-    return (f"{here}, {label}" if label else here), expected, seen
 
 
 def shown(value: object, limit: int = 600) -> str:
     """An observation as compact JSON, shortened to `limit` characters."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def explain(seen: object, expected: object) -> str:
-    """A failure message for a student: the case that differs, what was expected there and what came back."""
-    difference = first_difference(seen, expected)
-    if difference is None:
-        return ""
-    label, want, got = difference
-    how = f"differs beyond the tolerance ({TOLERANCE})" if _floats(got, want) else "differs"
-    return f"{label or 'the observation'} {how}\n  expected: {shown(want)}\n  got:      {shown(got)}"
 
 
 MODULE_SOURCE = ("torch/nn/modules/module.py", "torch\\nn\\modules\\module.py")  # where nn.Module's machinery lives

@@ -2,12 +2,12 @@
 
 An exercise's mistakes.py scripts typical students: `ANSWERS` (student -> {solution grade_id: the cell's source as
 the student types it}; a solution cell a student does not list keeps the released stub), `EXPECTED` (student ->
-{graded test grade_id: the points it must earn}) and `BREAKS` (hidden test grade_id -> {clause: the students whose
-answers break that clause alone; several for a "must not" rule, one per way around it}). A typical mistake is most
-often a correct answer with one step done wrong: written as an edit of the instructor's solution cell (or of another
-scripted answer, for a family of mistakes that share one different implementation), it says what it changes; and an
-edit that stops applying, because the text under it changed, fails loudly instead of silently scripting another
-mistake. An answer that is a different implementation stays a whole cell.
+{graded test grade_id: the points it must earn}) and `BREAKS` (hidden test grade_id -> {rule: the students whose
+answers break that rule of the part's contract alone; several for a "must not" rule, one per way around it}). A
+typical mistake is most often a correct answer with one step done wrong: written as an edit of the instructor's
+solution cell (or of another scripted answer, for a family of mistakes that share one different implementation), it
+says what it changes; and an edit that stops applying, because the text under it changed, fails loudly instead of
+silently scripting another mistake. An answer that is a different implementation stays a whole cell.
 
 An edit is a patch, in the lines of a unified diff: `-` an old line, `+` a new line, a space (or nothing, for a
 blank line) a line kept; hunks are separated by a line `@@`, and the old lines of each (kept and `-`) must stand
@@ -68,7 +68,7 @@ class Solution:
     ) -> None:
         """Script a student: their solution cells (grade_id -> what they type; a cell not given keeps the released
         stub), the points each graded test cell must give them (in the order of `points_of`), and for each hidden
-        test cell whose contract their answer breaks in one clause alone, that clause."""
+        test cell whose contract their answer breaks in one rule alone, that rule."""
         problems = [f"{name!r} is scripted twice"] if name in self.answers else []
         problems += [f"{name!r} answers {cell!r}, not a solution cell" for cell in answers if cell not in self.cells]
         if len(points) != len(self.points_of):
@@ -80,8 +80,8 @@ class Solution:
             raise CourseError(f"{self._where()}: {'; '.join(problems)}")
         self.answers[name] = dict(answers)
         self.expected[name] = dict(zip(self.points_of, points, strict=True))
-        for grade_id, clause in (breaks or {}).items():
-            self.breaks.setdefault(grade_id, {}).setdefault(clause, []).append(name)
+        for grade_id, rule in (breaks or {}).items():
+            self.breaks.setdefault(grade_id, {}).setdefault(rule, []).append(name)
 
     def control(self, name: str, answers: dict[str, str]) -> None:
         """Script a control, not a mistake: every solution cell written differently from the instructor's, earning
@@ -94,8 +94,8 @@ class Solution:
     def tables(
         self,
     ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]], dict[str, dict[int, list[str]]]]:
-        """The scripted students as mistakes.py exports them: ANSWERS, EXPECTED and BREAKS (clauses in order)."""
-        breaks = {grade_id: dict(sorted(clauses.items())) for grade_id, clauses in self.breaks.items()}
+        """The scripted students as mistakes.py exports them: ANSWERS, EXPECTED and BREAKS (rules in order)."""
+        breaks = {grade_id: dict(sorted(numbered.items())) for grade_id, numbered in self.breaks.items()}
         return self.answers, self.expected, breaks
 
     def edited(self, grade_id: str, *patches: str) -> str:

@@ -3,8 +3,10 @@
 The submission's code cells run in a fresh sandboxed child (a hidden-test cell without its hidden block, as the
 execute step runs them); then, in the same child, the exercise's observers (solutions/<assignment>/checks.py) call
 the submission's functions on the hidden inputs and send back plain JSON. The instructor's solution goes through
-the same steps once per grading run. Here, in the grader, the two are compared: equal observations earn the cell's
-points, anything else earns none. What this protects, and what not: docs/sandbox.md.
+the same steps once per grading run. Here, in the grader, the two are compared: a visible test cell earns its points
+when every check of it holds; a hidden test cell earns a share of its points for each rule of its part that holds
+(grader.rules has the policy), nothing while its own visible lines fail. What this protects, and what not:
+docs/sandbox.md.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import ast
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from nbformat import NotebookNode
 
-from grader import observing
+from grader import observing, rules
 from grader.course import CourseError, checks_file, relative, solutions
 from grader.hidden_tests import has_hidden_block, runnable
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
@@ -29,16 +32,16 @@ WHOLE = "the observation as a whole"  # a cell's mistake where the observation's
 
 @dataclass(frozen=True)
 class Verdict:
-    """Trusted points per graded test cell, and for each cell that earned none, why: `reasons` without the
-    solution's observations (for statuses), `messages` with the first differing case, what the solution's
-    observation is there and what came back (for the student, as the generated hidden tests say it), `mistakes`
-    the label of the first differing case alone, or the kind of problem, in the course's words only (for the
-    class's common mistakes)."""
+    """Trusted points per graded test cell, and for each cell that earned less than its points, why: `reasons`
+    without the solution's observations (for statuses), `messages` with each broken rule's first differing case,
+    what the solution's observation is there and what came back (for the student, as the generated hidden tests say
+    it), `mistakes` each broken rule by its number and name, or the kind of problem, in the course's words only (for
+    the class's common mistakes)."""
 
     points: dict[str, float]
     reasons: dict[str, str]
     messages: dict[str, str]
-    mistakes: dict[str, str]
+    mistakes: dict[str, list[str]]
 
 
 def has_trusted_check(assignment: str) -> bool:
@@ -65,6 +68,7 @@ class TrustedChecker:
             "replay": replay_steps(self.source),
         }
         self.visible = {step["grade_id"] for step in self.request["replay"] if "grade_id" in step}
+        self.rules = part_rules(self.request["module"])
         self.must_not = must_not_rules(self.request["module"])
         self.request["single_process"] = bool(self.must_not)  # the child starts no process while observed (guard)
         self._reference: dict | None = None
@@ -85,7 +89,7 @@ class TrustedChecker:
         with self._lock:
             if self._reference is None:
                 observations, problem, _ = self.observe(cells_to_run(self.source), every_cell_runs=True)
-                missing = set(self.test_points) - set(observations)
+                missing = (set(self.test_points) | self.visible) - set(observations)
                 failed = {
                     key
                     for key, seen in observations.items()
@@ -129,38 +133,91 @@ class TrustedChecker:
     def verdict(self, observations: dict, problem: str, problem_kind: str) -> Verdict:
         """The points each graded test cell earns by comparing these observations with the solution's (`problem`:
         why there are none, '' if there are; `problem_kind`: its kind, the same for every submission with it)."""
-        reference = self.reference()
-        points, reasons, messages, mistakes = {}, {}, {}, {}
+        verdict = Verdict({}, {}, {}, {})
+        judgements = {}
         for grade_id, max_points in self.test_points.items():
-            seen, expected = observations.get(grade_id), reference[grade_id]
-            if grade_id in self.visible and seen is not None and not problem:
-                failure = observing.visible_failure(seen)
-                points[grade_id] = 0.0 if failure else max_points
-                if failure:  # the check in the course's words for statuses and the class; the values for the student
-                    reasons[grade_id] = mistakes[grade_id] = failure[0]
-                    messages[grade_id] = "\n  ".join(part for part in failure if part)
-                continue
-            if seen is not None and not problem and observing.agrees(seen, expected):
-                points[grade_id] = max_points
-                continue
-            points[grade_id] = 0.0
-            reasons[grade_id] = problem or _difference(seen, expected)
-            explained = observing.explain(seen, expected) if seen is not None else ""
-            messages[grade_id] = problem or explained or reasons[grade_id]
-            mistakes[grade_id] = NO_OBSERVATION + problem_kind if problem else mistake(seen, expected)
-        for hidden, (clauses, others) in self.must_not.items():
-            broken = broken_rule(observations.get(hidden), reference[hidden], clauses)
-            for grade_id in others if broken and not problem else ():
-                points[grade_id] = 0.0
-                reasons[grade_id] = mistakes[grade_id] = f'{hidden}: {broken} (a "must not" of the part)'
-                messages[grade_id] = f"{hidden}: {broken}, so the part earns nothing"
-        return Verdict(points, reasons, messages, mistakes)
+            seen = observations.get(grade_id)
+            if problem or seen is None:
+                result = _unobserved(problem, problem_kind)
+            elif grade_id in self.visible:
+                result = _visible(seen, max_points)
+            else:
+                judgements[grade_id] = self.judge(grade_id, seen)
+                result = _hidden(judgements[grade_id], observations.get(visible_lines(grade_id)))
+            _record(verdict, grade_id, max_points, result)
+        for hidden, judgement in judgements.items():
+            if judgement.forbidden:
+                self._take_part(verdict, hidden, judgement)
+        return verdict
+
+    def judge(self, grade_id: str, seen: object) -> rules.Judgement:
+        """A hidden test cell's observation judged rule by rule against the solution's (grader.rules)."""
+        must_not = self.must_not.get(grade_id, ((), ()))[0]
+        part = self.rules.get(grade_id, {})
+        return rules.judge(seen, self.reference()[grade_id], part, self.test_points[grade_id], must_not)
+
+    def _take_part(self, verdict: Verdict, hidden: str, judgement: rules.Judgement) -> None:
+        """A broken "must not" rule of the part `hidden` tests: its other test cells earn nothing either."""
+        rule = judgement.forbidden[0]
+        reason = f'{hidden}: rule {rule} broken (a "must not" of the part)'
+        message = f"{judgement.rule_name(rule)} is broken (see the part's hidden tests), so the part earns nothing"
+        for grade_id in self.must_not[hidden][1]:
+            _record(verdict, grade_id, self.test_points[grade_id], CellResult(0.0, reason, message, (reason,)))
 
     def failed(self, reason: str) -> Verdict:
         """The verdict when the check itself could not be made: no points for any cell, and why."""
         every = dict.fromkeys(self.test_points, reason)
-        mistakes = dict.fromkeys(self.test_points, f"{NO_OBSERVATION}the trusted check failed")
+        mistakes = {grade_id: [f"{NO_OBSERVATION}the trusted check failed"] for grade_id in self.test_points}
         return Verdict(dict.fromkeys(self.test_points, 0.0), every, dict(every), mistakes)
+
+
+class CellResult(NamedTuple):
+    """What one graded test cell came to: its points, and where they fall short, why (as Verdict says it)."""
+
+    points: float
+    reason: str = ""
+    message: str = ""
+    mistakes: tuple[str, ...] = ()
+
+
+def _record(verdict: Verdict, grade_id: str, max_points: float, result: CellResult) -> None:
+    """Put one cell's result into the verdict: its points, and why wherever it earned less than `max_points`."""
+    verdict.points[grade_id] = result.points
+    for found in (verdict.reasons, verdict.messages, verdict.mistakes):
+        found.pop(grade_id, None)
+    if result.points < max_points:
+        verdict.reasons[grade_id], verdict.messages[grade_id] = result.reason, result.message or result.reason
+        verdict.mistakes[grade_id] = list(result.mistakes)
+
+
+def _unobserved(problem: str, problem_kind: str) -> CellResult:
+    """A cell with no observation: nothing earned."""
+    why = problem or "nothing was observed"
+    return CellResult(0.0, why, why, (NO_OBSERVATION + (problem_kind if problem else why),))
+
+
+def _visible(seen: object, max_points: float) -> CellResult:
+    """A visible test cell: its points when every check of it holds (observing.visible_failure), else none, with the
+    check in the course's words (for statuses and the class) and the submission's values (for the student)."""
+    failure = observing.visible_failure(seen)
+    if failure is None:
+        return CellResult(max_points)
+    return CellResult(0.0, failure[0], "\n  ".join(part for part in failure if part), (failure[0],))
+
+
+def _hidden(judgement: rules.Judgement, lines_seen: object) -> CellResult:
+    """A hidden test cell: its rules' shares (grader.rules), none while its own visible lines fail (as a notebook
+    that runs them gives none). Where they fail on a check, every broken rule is said too; where they stop with an
+    exception (a part not attempted, or code that raises), that alone."""
+    lines = observing.visible_failure(lines_seen)
+    if lines is None:
+        return CellResult(judgement.points, judgement.reason(), judgement.message(), tuple(judgement.mistakes()))
+    said = [f"its visible lines fail, so this cell earns nothing until they pass: {lines[0]}"]
+    said += [f"  {detail}" for detail in lines[1:] if detail]
+    broken = judgement.mistakes() if lines[0] != observing.STOPPED else []
+    if broken:
+        said.append(judgement.message())
+    return CellResult(0.0, f"its visible lines fail: {lines[0]}", "\n".join(said), (lines[0], *broken))
 
 
 def warm_up_source(checks_source: str) -> str:
@@ -172,30 +229,26 @@ def warm_up_source(checks_source: str) -> str:
     return ast.get_source_segment(checks_source, found[0]) if found else ""
 
 
+def part_rules(checks_source: str) -> dict[str, dict[int, str]]:
+    """The checks' `CLAUSES`, a literal {hidden test cell: {number of a rule of its part's contract: its short name}}
+    ({} without one)."""
+    return {hidden: dict(numbered) for hidden, numbered in _literal(checks_source, "CLAUSES", {}).items()}
+
+
 def must_not_rules(checks_source: str) -> dict[str, tuple[tuple[int, ...], tuple[str, ...]]]:
-    """The checks' `MUST_NOT`, a literal {hidden test cell: (its "must not" clauses, the other test cells of its
-    part)} ({} without one): when a fixed case of one of those clauses differs from the solution's, the part's other
-    test cells earn nothing either (a shortcut that the contract forbids earns nothing)."""
+    """The checks' `MUST_NOT`, a literal {hidden test cell: (its "must not" rules, the other test cells of its part)}
+    ({} without one): when one of those rules is broken, the hidden cell and the part's other test cells earn nothing
+    (a shortcut that the contract forbids earns nothing)."""
+    rules = _literal(checks_source, "MUST_NOT", {})
+    return {hidden: (tuple(map(int, numbers)), tuple(others)) for hidden, (numbers, others) in rules.items()}
+
+
+def _literal(checks_source: str, name: str, default: object) -> object:
+    """The value of a top-level `name = <literal>` of the checks, read without running them."""
     for node in ast.parse(checks_source).body:
-        if isinstance(node, ast.Assign) and [ast.unparse(target) for target in node.targets] == ["MUST_NOT"]:
-            rules = ast.literal_eval(node.value)
-            return {hidden: (tuple(map(int, clauses)), tuple(others)) for hidden, (clauses, others) in rules.items()}
-    return {}
-
-
-def broken_rule(seen: object, expected: object, clauses: tuple[int, ...]) -> str:
-    """'<label> differs' for the first fixed case of one of `clauses` whose observation differs from the solution's
-    ('' if none, or if the observation has no cases: the hidden cell's own verdict says why)."""
-    if type(seen) is not dict or type(expected) is not dict:
-        return ""
-    return next(
-        (
-            f"{label} differs"
-            for label, theirs in expected.items()
-            if observing.clause_of(label) in clauses and not observing.agrees(seen.get(label), theirs)
-        ),
-        "",
-    )
+        if isinstance(node, ast.Assign) and [ast.unparse(target) for target in node.targets] == [name]:
+            return ast.literal_eval(node.value)
+    return default
 
 
 def cells_to_run(notebook: NotebookNode) -> list[str]:
@@ -206,7 +259,8 @@ def cells_to_run(notebook: NotebookNode) -> list[str]:
 
 def replay_steps(notebook: NotebookNode) -> list[dict]:
     """What observing.replay runs of a source notebook, code cell by code cell: a solution cell's names taken from
-    the submission, a visible test cell observed, every other cell (hidden-test cells without their block) run."""
+    the submission, a visible test cell observed, a hidden-test cell's visible lines observed (under
+    `visible_lines`), every other cell run."""
     steps: list[dict] = []
     for cell in notebook.cells:
         if cell.cell_type != "code":
@@ -214,11 +268,18 @@ def replay_steps(notebook: NotebookNode) -> list[dict]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if meta.get("solution"):
             steps.append({"take": defined_names(cell.source)})
-        elif meta.get("grade") and not has_hidden_block(cell.source):
+        elif meta.get("grade") and has_hidden_block(cell.source):
+            steps.append({"run": runnable(cell, hidden_elsewhere=True), "grade_id": visible_lines(meta["grade_id"])})
+        elif meta.get("grade"):
             steps.append({"run": cell.source, "grade_id": meta["grade_id"]})
         else:
             steps.append({"run": runnable(cell, hidden_elsewhere=True)})
     return steps
+
+
+def visible_lines(grade_id: str) -> str:
+    """The key of a hidden-test cell's visible lines among the observations (replay_steps)."""
+    return f"{grade_id}: its visible lines"
 
 
 def defined_names(source: str) -> list[str]:
@@ -233,28 +294,3 @@ def defined_names(source: str) -> list[str]:
         elif isinstance(node, ast.Import | ast.ImportFrom):
             names += [(alias.asname or alias.name).split(".")[0] for alias in node.names]
     return list(dict.fromkeys(names))
-
-
-def mistake(seen: object, expected: object) -> str:
-    """A cell's mistake for the class's common mistakes: the label of the first case where an observation differs
-    from the solution's (observing.first_case: "case 3 of 101", "clause 2: an LSTM's nested output"), without the
-    path inside the case; the kind of problem where no case can be compared. Only the
-    solution's labels and the grader's words: never text of the submission's."""
-    label = observing.first_case(seen, expected)
-    if label is not None:
-        return label
-    if seen is None:
-        return f"{NO_OBSERVATION}nothing was observed"
-    if type(seen) is list and seen[:1] == ["observer failed"]:
-        return f"{NO_OBSERVATION}the observer failed"
-    if type(seen) is list and seen[:1] == ["stopped"]:
-        return "the check stopped (an exception)"
-    return WHOLE
-
-
-def _difference(seen: object, expected: object) -> str:
-    """Where an observation first differs from the solution's, without saying what the solution's is."""
-    if seen is None:
-        return "nothing was observed"
-    label, _, _ = observing.first_difference(seen, expected)
-    return f"{label} differs" if label else "the observation differs"

@@ -115,17 +115,21 @@ def course_copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
-TOY_CHECKS = '''"""Observers of the toy exercise: answer() called twice, its type and what it returns."""
+TOY_CHECKS = '''"""Observers of the toy exercise: answer() called twice, its type (rule 1) and what it returns."""
 
-from grader.observing import attempt
+from grader.observing import attempt, fixed, labelled
 
 
-def observe_answer(ns: dict) -> list:
+def observe_answer(ns: dict) -> dict:
     answer = ns.get("answer")
-    return [["type", type(answer()).__name__] if callable(answer) else ["missing"], attempt(answer)]
+    return labelled(
+        fixed(1, "the class of what answer() returns", lambda: type(answer()).__name__),
+        fixed(2, "what answer() returns", lambda: attempt(answer)),
+    )
 
 
 OBSERVERS = {"test_answer": observe_answer}
+CLAUSES = {"test_answer": {1: "an int", 2: "the answer to everything"}}
 '''
 
 

@@ -14,8 +14,10 @@ import pytest
 
 from grader.autograde import Outcome, autograde, plan
 from grader.common_mistakes import MISTAKE, NOT_ATTEMPTED, UNGRADED, WHAT, Entry, checked, tally
-from grader.course import default_db_url
+from grader.course import default_db_url, solutions
 from grader.gradebook import cell_scores
+from grader.hidden_tests import hidden_points
+from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.sample_class import scripted_assignments, scripted_students, write_class
 from grader.sandbox import start_sandbox
 from tests.conftest import REPO, grader
@@ -67,10 +69,10 @@ REQUIRED_MISTAKES = {
 
 
 @pytest.mark.parametrize("assignment", sorted(REQUIRED_MISTAKES))
-def test_the_named_mistakes_lose_their_hidden_points(assignment: str) -> None:
+def test_the_named_mistakes_lose_hidden_points(assignment: str) -> None:
     student, cell = REQUIRED_MISTAKES[assignment]
     _, expected = scripted_students(assignment)
-    assert expected[student][cell] == 0
+    assert expected[student][cell] < hidden_points(assignment)[cell]  # the share of each rule it breaks
     assert sum(expected[student].values()) > 0  # it passes something, so it is not simply a blank
 
 
@@ -99,7 +101,7 @@ def _only_must_not_flags(status: str) -> bool:
 
 MUST_NOT_FLAG = re.compile(
     r"test_\w+_visible: the notebook's tests gave \d+, the trusted check 0 "
-    r"\(test_\w+_hidden: clause \d+: .* differs \(a \"must not\" of the part\)\)"
+    r"\(test_\w+_hidden: rule \d+ broken \(a \"must not\" of the part\)\)"
 )
 
 
@@ -116,7 +118,7 @@ def test_report_writes_grades_csv_and_summary_png(graded_class: GradedClass, tmp
     for student, cells in graded_class.expected.items():
         assert rows[student]["assignment"] == graded_class.assignment
         assert rows[student]["status"] == "ok" or _only_must_not_flags(rows[student]["status"])  # the table says why
-        assert float(rows[student]["score"]) == sum(cells.values())
+        assert float(rows[student]["score"]) == pytest.approx(sum(cells.values()), abs=1e-9)  # a sum of hundredths
         assert {grade_id: float(rows[student][grade_id]) for grade_id in cells} == cells
     png = (tmp_path / "summary.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
@@ -129,40 +131,42 @@ def test_report_counts_each_parts_common_mistakes(graded_class: GradedClass, tmp
     assert run.returncode == 0, run.stderr
     assert f"wrote {tmp_path / 'common_mistakes.csv'}" in run.stdout.splitlines()
     rows = list(csv.DictReader((tmp_path / "common_mistakes.csv").open()))
-    # The ledger as written: every cell that earned nothing, and only those, has its mistake.
+    # The ledger as written: every cell that earned less than its points, and only those, has its mistakes.
     ledger = graded_class.work_dir / "grading_status" / graded_class.assignment
     stored = {student: json.loads((ledger / f"{student}.json").read_text()) for student in graded_class.expected}
     mistakes = {student: record["mistakes"] for student, record in stored.items()}
     untouched = {student: set(record["not_attempted"]) for student, record in stored.items()}
-    failing = {(s, part) for s, cells in graded_class.expected.items() for part, points in cells.items() if points == 0}
-    assert {(s, part) for s, found in mistakes.items() for part in found} == failing
+    [source] = assignment_notebooks(solutions() / graded_class.assignment)
+    full = {
+        meta["grade_id"]: meta["points"] for _, _, meta in nbgrader_cells(read_notebook(source)) if meta.get("grade")
+    }
+    short = {
+        (s, part) for s, cells in graded_class.expected.items() for part, points in cells.items() if points < full[part]
+    }
+    assert {(s, part) for s, found in mistakes.items() for part in found} == short
     assert untouched["blank"] == set(graded_class.expected["blank"]) and not untouched["full"]
-    # Where the autograded notebook shows the trusted check's message, the mistake is the case the message names,
-    # without the path inside it ("clause 2: a fresh module, 'x', item 9 differs": "clause 2: a fresh module").
+    # Where the autograded notebook shows the trusted check's message, every rule it says is broken is a mistake.
     named = 0
     for path in graded_class.work_dir.glob(f"autograded/*/{graded_class.assignment}/*.ipynb"):
         student = path.parent.parent.name
         for cell in json.loads(path.read_text())["cells"]:
             part = cell["metadata"].get("nbgrader", {}).get("grade_id")
-            for output in cell.get("outputs", []):
-                found = (
-                    re.match(r"(.+) differs\n", output.get("evalue", "")) if output["output_type"] == "error" else None
-                )
-                if found:
-                    assert mistakes[student][part] == re.sub(r"(, (item \d+|'[^']*'))+$", "", found.group(1))
-                    named += 1
-    assert named >= 5, "the scripted mistakes fail hidden cases"
-    # The report: a part left as released is not attempted, never a mistake; every other failing cell its mistake.
+            said = "".join(o.get("evalue", "") or "".join(o.get("text", "")) for o in cell.get("outputs", []))
+            for found in re.findall(r"^(rule \d+ \(.*?\)) is broken: ", said, re.MULTILINE):
+                assert found in mistakes[student][part]
+                named += 1
+    assert named >= 5, "the scripted mistakes break rules"
+    # The report: a part left as released is not attempted, never a mistake; every other cell each of its mistakes.
     course = checked([graded_class.assignment])
     counts = Counter(
         (cell, MISTAKE, course.what(Entry(graded_class.assignment, cell, MISTAKE, label, 0, 1)))
         for student, found in mistakes.items()
-        for cell, label in found.items()
+        for cell, labels in found.items()
         if cell not in untouched[student]
+        for label in labels
     )
     counts.update((cell, NOT_ATTEMPTED, WHAT[NOT_ATTEMPTED]) for cells in untouched.values() for cell in cells)
     assert {(row["cell"], row["kind"], row["what"]): int(row["students"]) for row in rows} == counts
-    assert not [row for row in rows if re.search(r"(?<!seeded )case \d+ of \d+|as a whole", row["what"])]
     class_size = len(graded_class.expected)
     for row in rows:
         assert row["assignment"] == graded_class.assignment
@@ -174,56 +178,49 @@ def test_report_counts_each_parts_common_mistakes(graded_class: GradedClass, tmp
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
 
 
-def test_a_mistake_is_its_first_failing_case_and_the_class_is_counted_by_it(tmp_path: Path) -> None:
+def test_every_broken_rule_is_a_mistake_and_the_class_is_counted_by_each(tmp_path: Path) -> None:
     from grader.common_mistakes import Checked, write_csv
-    from grader.observing import first_difference, labelled
     from grader.sandbox import CellTimeout
-    from grader.trusted import TrustedChecker, mistake
-
-    cases = [[1, [2, 3]], [4, [5, 6]], [7]]
-    seen = [[1, [2, 3]], [4, [5, 0]], [0]]
-    assert first_difference(seen, cases)[0] == "case 2 of 3, item 2, item 2"
-    assert mistake(seen, cases) == "case 2 of 3"
-    clauses = labelled(("clause 1: a weight, and its grad", {"weight": [1, 2]}), ("seeded case 1 of 1", [3]))
-    broken = labelled(("clause 1: a weight, and its grad", {"weight": [1, 0]}), ("seeded case 1 of 1", [0]))
-    assert first_difference(broken, clauses)[0] == "clause 1: a weight, and its grad, 'weight', item 2"
-    assert mistake(broken, clauses) == "clause 1: a weight, and its grad"
-    assert mistake(None, clauses) == "no observation: nothing was observed"
-    assert mistake(["observer failed", "Evil, item 1"], clauses) == "no observation: the observer failed"
-    assert mistake(["stopped", ["raises", "Boom"]], cases) == "the check stopped (an exception)"
+    from grader.trusted import TrustedChecker
 
     checker = TrustedChecker(ASSIGNMENTS[0], sandbox=None)  # a verdict needs the solution's observations only
     checker._reference = dict.fromkeys(checker.test_points, ["solution"])
     died = checker.verdict({}, "cell 3: it ran past its time limit (60 s)", CellTimeout.kind)
-    assert set(died.mistakes.values()) == {"no observation: it ran past its time limit"}
+    assert {label for labels in died.mistakes.values() for label in labels} == {
+        "no observation: it ran past its time limit"
+    }
     assert died.mistakes.keys() == checker.test_points.keys()
 
-    def outcome(student: str, status: str, mistakes: dict[str, str], scored: bool = True) -> Outcome:
+    def outcome(student: str, status: str, mistakes: dict, scored: bool = True) -> Outcome:
         points = {"p1": 0.0, "p2": 1.0} if scored else {}
         return Outcome(student, "ex", status, 1.0, 2.0, "", auto_scores=points, mistakes=mistakes)
 
+    rule_1, rule_2 = "rule 1 (a plain dict)", "rule 2 (keys in order)"
     outcomes = [
-        outcome("a", "ok", {"p1": "case 2 of 3", "p2": "=clause 1: x"}),
-        outcome("b", "ok", {"p1": "case 2 of 3"}),
-        outcome("c", "error: cell 3: the kernel died", {"p1": "no observation: the child died"}),  # graded
+        outcome("a", "ok", {"p1": [rule_1, rule_2], "p2": ["=rule 1 (x)"]}),  # two broken rules, each counted
+        outcome("b", "ok", {"p1": rule_2}),  # a ledger written before rules were judged one by one
+        outcome("c", "error: cell 3: the kernel died", {"p1": ["no observation: the child died"]}),  # graded
         outcome("d", "error: not a notebook", {}, scored=False),
         outcome("e", "ok", {}),
     ]
+    assert outcomes[1].mistakes == {"p1": [rule_2]}
     entries = tally(outcomes, {"ex": ["p1", "p2"]})
     assert entries == [
         Entry("ex", "p1", UNGRADED, "", 1, 5),
-        Entry("ex", "p1", MISTAKE, "case 2 of 3", 2, 5),
+        Entry("ex", "p1", MISTAKE, rule_2, 2, 5),
         Entry("ex", "p1", MISTAKE, "no observation: the child died", 1, 5),
+        Entry("ex", "p1", MISTAKE, rule_1, 1, 5),
         Entry("ex", "p2", UNGRADED, "", 1, 5),
-        Entry("ex", "p2", MISTAKE, "=clause 1: x", 1, 5),
+        Entry("ex", "p2", MISTAKE, "=rule 1 (x)", 1, 5),
     ]
     course = Checked({("ex", "p1"): "Part 1: slots \N{EM DASH} hidden tests"}, {("ex", "p2"): {1: "a rule"}})
     write_csv(entries, course, tmp_path / "mistakes.csv")
     rows = list(csv.reader((tmp_path / "mistakes.csv").open()))
     assert rows[0] == ["assignment", "part", "cell", "kind", "what", "students", "share"]
-    unlabelled = "the 2nd of 3 cases its checks do not label"
-    assert rows[2] == ["ex", "Part 1: slots \N{EM DASH} hidden tests", "p1", MISTAKE, unlabelled, "2", "40.0"]
-    assert rows[5] == ["ex", "", "p2", MISTAKE, "'=clause 1: x", "1", "20.0"]
+    assert rows[2] == ["ex", "Part 1: slots \N{EM DASH} hidden tests", "p1", MISTAKE, rule_2, "2", "40.0"]
+    assert rows[6] == ["ex", "", "p2", MISTAKE, "'=rule 1 (x)", "1", "20.0"]
+    forbidden = Entry("ex", "p1", MISTAKE, 'p2: rule 1 broken (a "must not" of the part)', 1, 5)
+    assert course.what(forbidden) == 'a "must not" rule of the part is broken: rule 1 (a rule)'
 
 
 def test_feedback_has_a_page_per_student(graded_class: GradedClass) -> None:

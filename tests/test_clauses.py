@@ -1,11 +1,13 @@
-"""Every clause of every part's contract is covered by a fixed case of its hidden test, and proven to be.
+"""Every rule of every part's contract is covered by a fixed case of its hidden test, and its mistakes are attributed
+to it.
 
 For each hidden test cell: the part's contract (the last markdown cell before the part's solution cell) numbers its
-rules 1..n at the top level; the exercise's checks name the same clauses (`CLAUSES`); the solution's observation has
-at least one fixed case per clause (labelled "clause k: ..."), all before the seeded cases; and for each clause, the
-scripted answer that `mistakes.py` says breaks that clause alone (`BREAKS`; a "must not" rule has one per way around
-it) fails at least one case of that clause, passes every fixed case of the part's other clauses, and earns the cell no
-points.
+rules 1..n at the top level; the exercise's checks name the same rules (`CLAUSES`); the solution's observation has
+at least one fixed case per rule (labelled "rule k: ..."), all before the seeded cases, and each seeded case names
+what it looks at by the part's rules; and for each rule, the scripted answer that `mistakes.py` says breaks that rule
+alone (`BREAKS`; a "must not" rule has one per way around it) is judged (grader.rules) to break that rule and no
+other, its message names the rule and the key it differs on, and its expected points follow the credit policy: every
+rule's share but that one's, or nothing where the cell's visible lines fail or the rule is a "must not".
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import runpy
 
 import pytest
 
-from grader import observing
+from grader import observing, rules
 from grader.course import checks_file, mistakes_file, solutions
 from grader.notebooks import assignment_notebooks, hidden_test_ids, read_notebook
 from grader.release import fresh_release
+from grader.rules import credit
 from grader.sample_class import scripted_assignments, scripted_students, submission
 from grader.sandbox import start_sandbox
-from grader.trusted import TrustedChecker, cells_to_run
+from grader.trusted import TrustedChecker, cells_to_run, visible_lines
 
 ASSIGNMENTS = scripted_assignments()
 NUMBERED = re.compile(r"^(\d+)\. ", re.MULTILINE)  # a top-level item of a numbered list, as markdown writes it
@@ -59,7 +62,7 @@ def _checks(assignment: str) -> dict:
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_every_part_numbers_its_clauses_and_the_checks_name_them(assignment: str) -> None:
+def test_every_part_numbers_its_rules_and_the_checks_name_them(assignment: str) -> None:
     clauses = _checks(assignment).get("CLAUSES")
     assert type(clauses) is dict, f"{checks_file(assignment)} has no CLAUSES"
     hidden = _hidden_cells(assignment)
@@ -79,7 +82,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignment: str, sandbox) -> None:
+def test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignment: str, sandbox) -> None:
     clauses = _checks(assignment)["CLAUSES"]
     breaks = runpy.run_path(str(mistakes_file(assignment))).get("BREAKS")
     assert type(breaks) is dict, f"{mistakes_file(assignment)} has no BREAKS"
@@ -91,24 +94,35 @@ def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignm
     for grade_id, numbered in clauses.items():
         seen = reference[grade_id]
         assert type(seen) is dict, f"{grade_id}: the observation is not labelled (observing.labelled)"
-        kinds = [observing.clause_of(label) for label in seen]
-        fixed = [clause for clause in kinds if clause is not None]
+        kinds = [rules.rule_of(label) for label in seen]
+        fixed = [rule for rule in kinds if rule is not None]
         assert kinds[: len(fixed)] == fixed, f"{grade_id}: the fixed cases must run before the seeded ones"
-        assert set(fixed) == set(numbered), f"{grade_id}: fixed cases for clauses {sorted(set(fixed))}"
-        assert sorted(breaks.get(grade_id, {})) == sorted(numbered), f"{grade_id}: BREAKS names other clauses"
-        for clause, student in ((clause, s) for clause, students in breaks[grade_id].items() for s in students):
-            assert expected[student][grade_id] == 0, f"{student} must earn nothing on {grade_id}"
+        assert set(fixed) == set(numbered), f"{grade_id}: fixed cases for rules {sorted(set(fixed))}"
+        seeded_cases = [case for label, case in seen.items() if rules.rule_of(label) is None]
+        named = [rules.named_rules(case) for case in seeded_cases]  # a seeded case names what it looks at by rule
+        assert all(found <= set(numbered) for found in named), f"{grade_id}: seeded cases name rules {named}"
+        assert not seeded_cases or set().union(*named), f"{grade_id}: no seeded case names a rule"
+        assert sorted(breaks.get(grade_id, {})) == sorted(numbered), f"{grade_id}: BREAKS names other rules"
+        for rule, student in ((rule, s) for rule, students in breaks[grade_id].items() for s in students):
             cells = cells_to_run(submission(release, answers[student]))
             observations, problem, _ = checker.observe(cells)
             assert not problem, f"{student}: {problem}"
-            mine = observations[grade_id]
-            assert type(mine) is dict and mine.keys() == seen.keys(), f"{student}: {grade_id} observed no cases"
-            differing = {
-                observing.clause_of(label)
-                for label, value in seen.items()
-                if observing.clause_of(label) is not None and not observing.agrees(mine[label], value)
-            }
-            assert differing == {clause}, (
-                f"{student} must break clause {clause} of {grade_id} alone; "
-                f"fixed cases of clauses {sorted(differing)} differ"
+            judgement = checker.judge(grade_id, observations[grade_id])
+            assert set(judgement.broken) == {rule}, (
+                f"{student} must break rule {rule} of {grade_id} alone; rules {sorted(judgement.broken)} are broken"
+                f"\n{judgement.message()}"
             )
+            assert judgement.message().startswith(f"rule {rule} ({numbered[rule]}) is broken: in ")
+            difference = judgement.broken[rule]
+            assert names_what_it_compares(difference), f"{student}: {difference.where(rule)} names no key"
+            lines_fail = observing.visible_failure(observations[visible_lines(grade_id)]) is not None
+            share = credit(checker.test_points[grade_id], len(numbered) - 1, len(numbered))
+            deserved = 0 if lines_fail or rule in checker.must_not.get(grade_id, ((), ()))[0] else share
+            assert expected[student][grade_id] == deserved, f"{student} must earn {deserved} on {grade_id}"
+
+
+def names_what_it_compares(difference: rules.Difference) -> bool:
+    """Whether a difference is named: the case as a whole (its label says what it observes), or a place in it that
+    a key names (not positions alone, nor only a key that wraps a value, such as "Tensor")."""
+    keys = [step for step in difference.within if type(step) is str and step not in rules.WRAPPERS]
+    return not difference.within or bool(keys)

@@ -94,11 +94,23 @@ def test_each_graded_cell_is_named_by_its_part_with_the_result_first(pages: Page
     toc = page[page.index('<div id="toc">') : page.index("</ol>")]
     assert re.findall(r'<a href="#test_[a-z_]+">([^<]+)</a>', toc) == [html.escape(label) for label in LABELS]
     assert "Test cell" not in toc
-    failure = re.search(r"<b>Part 1: [^<]*hidden tests</b>: 0 / 4 points<pre>(AssertionError: [^<]+)</pre>", page)
-    assert failure, "the hidden tests' result and message"
+    failure = re.search(r"<b>Part 1: [^<]*hidden tests</b>: 3.2 / 4 points<pre>(rule 2 \([^<]+)</pre>", page)
+    assert failure, "the hidden tests' result and message: the broken rule, in the contract's words"
     assert failure.start() < page.index('<a name="test_classify_slots_hidden">'), "the message comes before the cell"
     assert re.search(r"<b>Part 1: [^<]*visible tests</b>: 2 / 2 points \N{EM DASH} no failure", page)
-    assert f"{html.escape(LABELS[1])}</b>: 0 / 4 points" in pages.shown["flag_tables_as_hook_tables"]
+    assert f"{html.escape(LABELS[1])}</b>: 3.2 / 4 points" in pages.shown["flag_tables_as_hook_tables"]
+
+
+def test_each_part_says_its_result_once_in_the_exercises_words(pages: Pages) -> None:
+    """The first differing case is printed once (in the result line, not again in the hidden cell's output), the
+    exercise's "rule", never "clause", and no "No response." comment beside the part's points."""
+    page = pages.default["flag_tables_as_hook_tables"]
+    text = _text(page)
+    assert text.count("rule 2 (each of the seventeen slots in its group, whatever it holds) is broken") == 1
+    for student, page in pages.default.items():
+        results = re.findall(r'<div class="feedback-result">.*?</div>', page, re.DOTALL)
+        assert results and not any("clause" in result for result in results), student
+        assert "No response" not in page, student
 
 
 def test_feedback_shows_a_progress_bar(pages: Pages) -> None:

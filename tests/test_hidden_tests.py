@@ -44,7 +44,10 @@ def test_release_writes_a_short_block_that_names_the_checks(toy_course_with_chec
     assert _hidden_block(notebook) == BLOCK  # the hand-written block is replaced; nothing derived is stored
     stored = json.loads((toy_course_with_checks / "work/references/extoy.json").read_text())
     # the solution's observations, computed by the trusted check in the sandbox, kept only in the work folder
-    assert stored["observations"] == {"test_answer": [["type", "int"], ["returns", 42]]}
+    assert stored["observations"]["test_answer"] == {
+        "rule 1: the class of what answer() returns": "int",
+        "rule 2: what answer() returns": ["returns", 42],
+    }
 
 
 def test_the_checks_and_mistakes_are_never_released(toy_course_with_checks: Path) -> None:
@@ -55,31 +58,40 @@ def test_the_checks_and_mistakes_are_never_released(toy_course_with_checks: Path
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-def _run_block(course: Path, answer, monkeypatch: pytest.MonkeyPatch) -> dict:
+def _run_block(course: Path, answer, monkeypatch: pytest.MonkeyPatch) -> object:
+    """The block as the notebook runs it: what its last line gives (the cell's value, nbgrader's partial credit)."""
     monkeypatch.setenv("GRADER_COURSE_ROOT", str(course))
     namespace = {"answer": answer}
-    exec(BLOCK, namespace)
-    return namespace
+    *lines, last = BLOCK.splitlines()[:-1]  # END is a comment
+    exec("\n".join(lines), namespace)
+    return eval(last, namespace)
 
 
-@pytest.mark.parametrize(
-    ("answer", "message"),
-    [
-        (lambda: 42, None),
-        (lambda: "42", 'case 1 of 2, item 2 differs\n  expected: "int"\n  got:      "str"'),
-        (lambda: 41, "case 2 of 2, item 2 differs\n  expected: 42\n  got:      41"),
-    ],
-)
-def test_the_block_names_the_failing_case(
-    toy_course_with_checks: Path, monkeypatch: pytest.MonkeyPatch, answer, message
+WRONG_TYPE = 'rule 1 (an int) is broken: in the case "the class of what answer() returns"\n  expected: "int"\n'
+
+
+def test_the_block_gives_nothing_when_every_rule_holds_and_fails_when_none_does(
+    toy_course_with_checks: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _released(toy_course_with_checks)
-    if message is None:
-        assert _run_block(toy_course_with_checks, answer, monkeypatch)["answer"] is answer
-        return
+    assert _run_block(toy_course_with_checks, lambda: 42, monkeypatch) is None  # nbgrader: every point
     with pytest.raises(AssertionError) as failure:
-        _run_block(toy_course_with_checks, answer, monkeypatch)
-    assert str(failure.value) == message
+        _run_block(toy_course_with_checks, lambda: "42", monkeypatch)
+    message = str(failure.value)  # every broken rule at once, each with its first differing case
+    assert message.startswith(WRONG_TYPE + '  got:      "str"\nrule 2 (the answer to everything) is broken: ')
+    assert message.endswith("no rule holds: 0 of 3 points (1.5 a rule)")
+
+
+def test_the_block_gives_the_points_of_the_rules_that_hold_and_prints_the_others(
+    toy_course_with_checks: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    _released(toy_course_with_checks)
+    assert _run_block(toy_course_with_checks, lambda: 41, monkeypatch) == 1.5  # the cell's value: partial credit
+    assert capsys.readouterr().out == (
+        'rule 2 (the answer to everything) is broken: in the case "what answer() returns"\n'
+        '  expected: ["returns", 42]\n  got:      ["returns", 41] (they first differ at entry 2)\n'
+        "rule 1 holds: 1.5 of 3 points (1.5 a rule)\n"
+    )
 
 
 def test_check_names_a_hand_edited_hidden_block(toy_course_with_checks: Path) -> None:
@@ -99,28 +111,30 @@ def test_changed_checks_change_no_notebook_and_are_compared_at_once(
 ) -> None:
     before = _released(toy_course_with_checks)
     checks = toy_course_with_checks / "solutions/extoy/checks.py"
-    checks.write_text(checks.read_text().replace("attempt(answer)]", "attempt(answer), attempt(answer)]"))
+    another = '        fixed(2, "what answer() returns, again", lambda: attempt(answer)),\n    )'
+    checks.write_text(checks.read_text().replace("\n    )", "\n" + another, 1))
     run = grader("release", "--check", root=toy_course_with_checks)
     assert run.returncode == 0, run.stdout  # the notebooks do not depend on the checks' text
     assert nbformat.read(toy_course_with_checks / SOURCE, as_version=4) == before
-    with pytest.raises(AssertionError) as failure:  # the stored observations are stale: computed again
-        _run_block(toy_course_with_checks, lambda: 41, monkeypatch)
-    assert str(failure.value).startswith("case 2 of 3, item 2 differs")  # three cases now
+    # the stored observations are stale: computed again, with the new case
+    assert _run_block(toy_course_with_checks, lambda: 41, monkeypatch) == 1.5
+    stored = json.loads((toy_course_with_checks / "work/references/extoy.json").read_text())
+    assert "rule 2: what answer() returns, again" in stored["observations"]["test_answer"]
 
 
 def test_a_float_within_the_tolerance_passes_and_one_beyond_it_names_the_tolerance(
     toy_course_with_checks: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     checks = toy_course_with_checks / "solutions/extoy/checks.py"
-    observed = '    return [["type", type(answer()).__name__] if callable(answer) else ["missing"], attempt(answer)]'
-    checks.write_text(checks.read_text().replace(observed, "    return attempt(lambda: answer() / 7)"))
+    checks.write_text(checks.read_text().replace("lambda: type(answer()).__name__", "lambda: answer() / 7"))
     _released(toy_course_with_checks)
-    _run_block(toy_course_with_checks, lambda: 42 * (1 + 1e-6), monkeypatch)  # another CPU's last bits
+    assert _run_block(toy_course_with_checks, lambda: 42 * (1 + 1e-6), monkeypatch) is None  # another CPU's bits
     with pytest.raises(AssertionError) as failure:
         _run_block(toy_course_with_checks, lambda: 42.1, monkeypatch)
-    assert str(failure.value) == (
-        "case 2 of 2 differs beyond the tolerance (relative 0.001, absolute 0.0001)\n"
-        "  expected: 6.0\n  got:      6.014285714285714"
+    assert str(failure.value).startswith(
+        'rule 1 (an int) is broken: in the case "the class of what answer() returns"\n'
+        "  expected: 6.0\n  got:      6.014285714285714 (they differ beyond the tolerance, relative 0.001, "
+        "absolute 0.0001)\n"
     )
 
 
@@ -155,7 +169,7 @@ def test_hidden_tests_run_once_and_the_trusted_verdict_is_the_cells_output(
     checks.write_text(checks.read_text().replace(observed, f'    print("observer ran")\n{observed}'))
     _released(course)
     release = nbformat.read(course / "exercises/extoy/extoy.ipynb", as_version=4)
-    # 42.0 passes the visible line (42.0 == 42) and fails the hidden tests (the type)
+    # 42.0 passes the visible line (42.0 == 42) and breaks rule 1 (the type), not rule 2 (42.0 is 42)
     for student, body in (("right", "return 42"), ("wrong", "return 42.0")):
         notebook = copy.deepcopy(release)
         notebook.cells[1].source = f"def answer():\n    {body}"
@@ -171,14 +185,15 @@ def test_hidden_tests_run_once_and_the_trusted_verdict_is_the_cells_output(
     for cell in cells.values():  # the notebook's child never ran the observer: only the trusted check did
         assert "observer ran" not in json.dumps(cell.outputs)
     assert [o.output_type for o in cells["right"].outputs] == []
-    [error] = cells["wrong"].outputs
-    assert (error.ename, error.evalue) == (
-        "AssertionError",
-        'case 1 of 2, item 2 differs\n  expected: "int"\n  got:      "float"',
+    printed, value = cells["wrong"].outputs  # as the hidden block gives it: the broken rule, then the points
+    assert (printed.name, printed.text) == (
+        "stdout",
+        WRONG_TYPE + '  got:      "float"\nrule 2 holds: 1.5 of 3 points (1.5 a rule)\n',
     )
+    assert value.data == {"text/plain": "1.5"}
     assert cell_scores(default_db_url(tmp_path / "work")) == {
         "right": {"extoy": {"test_answer": 3.0}},
-        "wrong": {"extoy": {"test_answer": 0.0}},
+        "wrong": {"extoy": {"test_answer": 1.5}},
     }
 
 

@@ -1,4 +1,4 @@
-"""`python -m grader new exNN_name`: a new exercise that releases and passes the clause test as written."""
+"""`python -m grader new exNN_name`: a new exercise that releases and passes the rules test as written."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_new_refuses_a_bad_name_and_an_existing_folder(tmp_path: Path) -> None:
     assert again.stderr == f"error: solutions/{NAME}: already exists; `new` never overwrites an exercise\n"
 
 
-def test_a_new_exercise_releases_and_passes_the_clause_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_exercise_releases_and_passes_the_rules_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "solutions").mkdir()
     (tmp_path / "exercises").mkdir()
     made = grader("new", NAME, root=tmp_path)
@@ -32,6 +32,6 @@ def test_a_new_exercise_releases_and_passes_the_clause_test(tmp_path: Path, monk
     released = grader("release", NAME, root=tmp_path)  # fills the hidden-test block, as an instructor would
     assert released.returncode == 0, released.stdout + released.stderr
     monkeypatch.setenv("GRADER_COURSE_ROOT", str(tmp_path))
-    clauses.test_every_part_numbers_its_clauses_and_the_checks_name_them(NAME)
+    clauses.test_every_part_numbers_its_rules_and_the_checks_name_them(NAME)
     with start_sandbox(tmp_path / "work", 1) as sandbox:
-        clauses.test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(NAME, sandbox)
+        clauses.test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(NAME, sandbox)

@@ -10,10 +10,10 @@ import pytest
 
 from grader.course import CourseError
 
-HEAD = '''from grader.scripted import Solution
+HEAD = """from grader.scripted import Solution
 
 SOLUTION = Solution(__file__, points_of=("test_answer",))
-'''
+"""
 
 
 def _run(course: Path, body: str, monkeypatch: pytest.MonkeyPatch) -> dict:

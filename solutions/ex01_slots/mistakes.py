@@ -32,7 +32,7 @@ CLASSIFY_BY_VALUE_TYPE = '''def classify_slots(module):
     return groups
 '''
 
-SOLUTION.student("classify_by_value_type", {"classify_slots": CLASSIFY_BY_VALUE_TYPE}, (0, 0, 0, 0))
+SOLUTION.student("classify_by_value_type", {"classify_slots": CLASSIFY_BY_VALUE_TYPE}, (0, 1.6, 0, 0))
 
 # Recognises slots by name, but files the three flag tables under "hook table".
 CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES = '''def classify_slots(module):
@@ -89,7 +89,7 @@ CLASSIFY_CRASHES_HALF_INITIALISED = '''def classify_slots(module):
 '''
 
 SOLUTION.student("classify_crashes_half_initialised", {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED},
-                 (2, 0, 0, 0))
+                 (2, 2.4, 0, 0))
 
 # Right groups, but built in an OrderedDict "to keep the order": a dict subclass, not the plain dict asked for.
 CLASSIFY_RETURNS_ORDERED_DICT = '''def classify_slots(module):
@@ -131,7 +131,7 @@ CLASSIFY_BY_NAME_PATTERN = '''def classify_slots(module):
 '''
 
 SOLUTION.student("classify_by_name_pattern", {"classify_slots": CLASSIFY_BY_NAME_PATTERN},
-                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 3})
+                 (2, 3.2, 0, 0), breaks={"test_classify_slots_hidden": 3})
 
 # Assumes the seventeen slots are always the first seventeen keys of vars(module), in __init__'s order:
 # true of every fully built module, wrong when attributes come before the slots or only some slots exist.
@@ -144,7 +144,7 @@ CLASSIFY_BY_POSITION = '''def classify_slots(module):
 '''
 
 SOLUTION.student("classify_by_position", {"classify_slots": CLASSIFY_BY_POSITION},
-                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 4})
+                 (2, 3.2, 0, 0), breaks={"test_classify_slots_hidden": 4})
 
 # Fills the module's own __dict__ with the answer (groups = vars(module)): the keys and groups come
 # back right, but every attribute of the module is overwritten by the name of its group.
@@ -157,7 +157,7 @@ CLASSIFY_IN_THE_MODULES_DICT = SOLUTION.edited_answer(CLASSIFY_RETURNS_ORDERED_D
 """)
 
 SOLUTION.student("classify_in_the_modules_dict", {"classify_slots": CLASSIFY_IN_THE_MODULES_DICT},
-                 (2, 0, 0, 0), breaks={"test_classify_slots_hidden": 5})
+                 (2, 3.2, 0, 0), breaks={"test_classify_slots_hidden": 5})
 
 # A correct part 1, written the way a student who read the chapter might.
 CLASSIFY_CORRECT = '''def classify_slots(module):
@@ -207,7 +207,7 @@ def copy_sharing_parameters(module):
 
 SOLUTION.student("copy_with_copy_copy",
                  {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
-                 (2, 4, 0, 0))
+                 (2, 4, 0, 2.5))
 
 # The other extreme: new registries, but also new Parameters and buffers.
 COPY_WITH_DEEPCOPY = SOLUTION.edited_answer(COPY_WITH_COPY_COPY, """
@@ -215,7 +215,7 @@ COPY_WITH_DEEPCOPY = SOLUTION.edited_answer(COPY_WITH_COPY_COPY, """
 +    return copy.deepcopy(module)
 """)
 
-SOLUTION.student("copy_with_deepcopy", {"copy_sharing_parameters": COPY_WITH_DEEPCOPY}, (0, 0, 0, 0))
+SOLUTION.student("copy_with_deepcopy", {"copy_sharing_parameters": COPY_WITH_DEEPCOPY}, (0, 0, 0, 2))
 
 # New containers for the root only: the children are the original's modules.
 COPY_TOP_LEVEL_ONLY = '''def copy_sharing_parameters(module):
@@ -229,7 +229,7 @@ COPY_TOP_LEVEL_ONLY = '''def copy_sharing_parameters(module):
     return clone
 '''
 
-SOLUTION.student("copy_top_level_only", {"copy_sharing_parameters": COPY_TOP_LEVEL_ONLY}, (0, 0, 0, 0))
+SOLUTION.student("copy_top_level_only", {"copy_sharing_parameters": COPY_TOP_LEVEL_ONLY}, (0, 0, 0, 3))
 
 # Recursive, but without remembering what was copied: a submodule registered in two places
 # becomes two different copies.
@@ -245,7 +245,7 @@ COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 ''')
 
 SOLUTION.student("copy_forgets_shared_submodule", {"copy_sharing_parameters": COPY_FORGETS_SHARED_SUBMODULE},
-                 (0, 0, 2, 0), breaks={"test_copy_hidden": 5})
+                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 5})
 
 # copy.copy, then new containers all the way down, with a memo: right for every fully built module,
 # but copy.copy goes through __getstate__/__setstate__, which drops _compiled_call_impl and adds the
@@ -274,7 +274,7 @@ def copy_sharing_parameters(module, memo=None):
 
 SOLUTION.student("copy_via_getstate",
                  {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
-                 (2, 4, 2, 0), breaks={"test_copy_hidden": 2})
+                 (2, 4, 2, 3.5), breaks={"test_copy_hidden": 2})
 
 # Copies the registries, the marker and the 8 hook tables, but shares the 3 flag tables
 # (so a with_kwargs hook registered on the copy marks the original's table).
@@ -303,21 +303,22 @@ COPY_SHARES_FLAG_TABLES = '''def copy_sharing_parameters(module):
     return copy_one(module)
 '''
 
-SOLUTION.student("copy_shares_flag_tables", {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES}, (0, 0, 2, 0))
+SOLUTION.student("copy_shares_flag_tables", {"copy_sharing_parameters": COPY_SHARES_FLAG_TABLES}, (0, 0, 2, 3))
 
-# A memo kept in a mutable default argument: it survives from one call to the next, so a later call
-# can hand back a stale copy (of a module that no longer exists and whose id was reused, or one made
-# before a hook was added to the original).
+# A memo kept in a mutable default argument: it survives from one call to the next, so a later call on a
+# module copied before hands back the stale copy (made before a hook was added to the original, say). It is
+# keyed by the module itself, which keeps it alive: keyed by id(), a copy of a module that no longer exists
+# would come back for whichever module reuses its id, and the points would change from run to run.
 COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 -def copy_sharing_parameters(module):
 +def copy_sharing_parameters(module, copies={}):
 @@
      but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
-+    if id(module) in copies:
-+        return copies[id(module)]
++    if module in copies:
++        return copies[module]
 @@
      clone = object.__new__(type(module))
-+    copies[id(module)] = clone
++    copies[module] = clone
 @@
 -        if name in vars(nn.Module()) and isinstance(value, (dict, set)):
 +        if name == "_modules":
@@ -326,7 +327,7 @@ COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 +        elif name in vars(nn.Module()) and isinstance(value, (dict, set)):
 ''')
 
-SOLUTION.student("copy_mutable_default_memo", {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO}, (0, 0, 2, 0))
+SOLUTION.student("copy_mutable_default_memo", {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO}, (0, 0, 2, 3))
 
 # Right in every respect: the text the copy_sharing_parameters mistakes below change (each says how), not a
 # student's. A memo passed along makes a submodule registered in several places one copy.
@@ -363,7 +364,7 @@ COPY_TRIES_CONSTRUCTOR_FIRST = SOLUTION.edited_answer(_COPY_RIGHT, """
 """)
 
 SOLUTION.student("copy_tries_constructor_first", {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
-                 (0, 0, 2, 0), breaks={"test_copy_hidden": 1})
+                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 1})
 
 # New containers, but every dict rebuilt with dict(...): the hook tables and flag tables come back as plain
 # dicts instead of OrderedDicts.
@@ -377,7 +378,7 @@ COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(_COPY_RIGHT, """
 """)
 
 SOLUTION.student("copy_containers_as_plain_dicts", {"copy_sharing_parameters": COPY_CONTAINERS_AS_PLAIN_DICTS},
-                 (0, 0, 0, 0), breaks={"test_copy_hidden": 3})
+                 (0, 0, 0, 3.5), breaks={"test_copy_hidden": 3})
 
 # Deep-copies _parameters and _buffers "to be safe": the copy gets its own tensors, so it no longer shares
 # the weights (an update of the original's parameters is not seen by the copy).
@@ -393,7 +394,7 @@ COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(_COPY_RIGHT, """
 """)
 
 SOLUTION.student("copy_deepcopies_registries", {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
-                 (0, 0, 0, 0), breaks={"test_copy_hidden": 4})
+                 (0, 0, 0, 3.5), breaks={"test_copy_hidden": 4})
 
 # Deep-copies the hook tables and flag tables so that the copy's hooks are its own: a hook that is an object
 # (a callable class, a bound method) is duplicated instead of shared.
@@ -412,7 +413,7 @@ COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(_COPY_RIGHT, """
 """)
 
 SOLUTION.student("copy_deepcopies_hook_tables", {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
-                 (0, 0, 2, 0), breaks={"test_copy_hidden": 6})
+                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 6})
 
 # Copies every dict, set and list it finds in vars(), not only the fifteen container slots: a user's own dict,
 # set or list attribute is no longer shared with the original.
@@ -424,7 +425,7 @@ COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(_COPY_RIGHT, """
 """)
 
 SOLUTION.student("copy_copies_user_containers", {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
-                 (0, 0, 2, 0), breaks={"test_copy_hidden": 7})
+                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 7})
 
 # Gives the fresh containers to the original and the old ones to the copy: the two no longer share any, but
 # the original was modified, and a hook handle made on the original now removes the hook from the copy.
@@ -435,7 +436,7 @@ COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(_COPY_RIGHT, """
 
 SOLUTION.student("copy_new_containers_for_the_original",
                  {"copy_sharing_parameters": COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL},
-                 (0, 0, 2, 0), breaks={"test_copy_hidden": 8})
+                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 8})
 
 # A correct part 2: recursion with the memo passed along as an extra keyword argument.
 COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(_COPY_RIGHT, """
@@ -457,7 +458,7 @@ COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(_COPY_RIGHT, """
 SOLUTION.student("flag_tables_as_hook_tables",
                  {"classify_slots": CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES,
                   "copy_sharing_parameters": COPY_CORRECT_RECURSIVE},
-                 (2, 0, 2, 4),
+                 (2, 3.2, 2, 4),
                  breaks={"test_classify_slots_hidden": 2})
 
 # Another correct part 2: start from a copy of __dict__, then replace the containers in place.

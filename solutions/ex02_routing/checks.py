@@ -236,7 +236,7 @@ def predict_snapshot(module: nn.Module) -> list:
 WATCHED = ["__setattr__", "register_parameter", "register_buffer", "register_module", "add_module"]
 
 
-# The clauses of each part's contract (the numbered rules of the notebook), by number.
+# The rules of each part's contract (numbered as the notebook numbers them), by number.
 CLAUSES = {
     "test_predict_setattr_hidden": {
         1: "returns one str of the table: a registry kind, or the name of the exception's class",
@@ -267,7 +267,7 @@ ALLOWED = [
 
 def decision(got: object) -> object:
     """What a prediction names: a str as it is; an exception class or instance by its class name (returning those
-    instead of the name is clause 1's business); anything else as plain() has it."""
+    instead of the name is rule 1's business); anything else as plain() has it."""
     if type(got) is str:
         return got
     if isinstance(got, type) and issubclass(got, BaseException):
@@ -313,7 +313,7 @@ TRACED_CODE = {
 
 
 def traced_cases(predict_setattr: Callable) -> list[tuple[str, object]]:
-    """Clause 8's fixed cases by the code that runs: a reference captured before the call is seen too."""
+    """Rule 8's fixed cases by the code that runs: a reference captured before the call is seen too."""
 
     def seen(make: Callable[[], nn.Module], name: str, value: Callable[[], object]) -> Callable[[], object]:
         def observe() -> list[str]:
@@ -338,7 +338,7 @@ def traced_cases(predict_setattr: Callable) -> list[tuple[str, object]]:
 
 
 def held_case(predict_setattr: Callable, ns: dict) -> tuple[str, object]:
-    """Clause 9: what predict_setattr reaches by reference (its globals, defaults, closures, the functions and classes
+    """Rule 9: what predict_setattr reaches by reference (its globals, defaults, closures, the functions and classes
     of the notebook it names) of nn.Module's functions, copy or pickle; naming nn.Module itself (isinstance) is fine."""
     import pickle
 
@@ -387,7 +387,7 @@ class Watch:
 
 @single_thread
 def observe_predict_hidden(ns: dict) -> object:
-    """The hidden test: fixed cases clause by clause of part 1's contract, then for each chosen and generated
+    """The hidden test: fixed cases rule by rule of part 1's contract, then for each chosen and generated
     assignment what is returned, whether nn.Module's ways of assigning were left uncalled while it ran, and whether
     the module is as before the call."""
     predict_setattr = ns.get("predict_setattr")
@@ -421,7 +421,7 @@ def observe_predict_hidden(ns: dict) -> object:
                     watch.call(predict_setattr, make(), name, value())
                 except CopyRefused:
                     return ["copied", list(watch.calls)]
-                except Exception:  # noqa: BLE001 - any other failure is another clause's business
+                except Exception:  # noqa: BLE001 - any other failure is another rule's business
                     pass
                 return list(watch.calls)
 
@@ -593,10 +593,36 @@ def predict_case_list() -> list:
     return [list(random_case(rng)) for _ in range(PREDICT_CASES)]
 
 
-def predict_seen(watch: Watch, predict_setattr: Callable, module: nn.Module, name: str, value: object) -> list:
+def predict_seen(watch: Watch, predict_setattr: Callable, module: nn.Module, name: str, value: object) -> dict:
+    """One seeded case, each part under the rule that decides it: the prediction under the rule of rules 2 to 6
+    that decides this assignment (deciding_rule), its being a str under rule 1."""
+    rule = deciding_rule(module, name, value)
     before = predict_snapshot(module)
     got = watch.call(predict_setattr, module, name, value)
-    return [plain(got), not watch.calls, predict_snapshot(module) == before]
+    return {
+        "rule 1: it returns a str": type(got) is str,
+        f"rule {rule}: the prediction": decision(got),
+        "rule 7: the module is not modified": predict_snapshot(module) == before,
+        "rule 8: no assignment or registration method is called": not watch.calls,
+    }
+
+
+def deciding_rule(module: nn.Module, name: str, value: object) -> int:
+    """The rule of the contract that decides an assignment, in the order nn.Module.__setattr__ looks: a Parameter
+    value (2), a parameter's name (3), a Module value (4), a submodule's name (3), an nn.Buffer value or a buffer's
+    name (5), anything else (6)."""
+    state = vars(module)
+    if isinstance(value, nn.Parameter):
+        return 2
+    if name in state.get("_parameters", {}):
+        return 3
+    if isinstance(value, nn.Module):
+        return 4
+    if name in state.get("_modules", {}):
+        return 3
+    if isinstance(value, nn.Buffer) or name in state.get("_buffers", {}):
+        return 5
+    return 6
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -760,7 +786,7 @@ def find_snapshot(root: nn.Module) -> list:
 
 
 def found_names(got: object) -> object:
-    """What find_unregistered_tensors reported, in sorted order (the order is clause 1's business): a list or tuple
+    """What find_unregistered_tensors reported, in sorted order (the order is rule 1's business): a list or tuple
     of exact str; anything else as plain() has it."""
     if type(got) in (list, tuple) and all(type(name) is str for name in got):
         return sorted(got)
@@ -878,13 +904,14 @@ def watched_tree() -> nn.Module:
     return root
 
 
-def find_reads(find: Callable, make: Callable[[], nn.Module]) -> list:
-    """Clause 7: the names, whether a Watched module saw an attribute read, and whether the tree is as before."""
+def find_reads(find: Callable, make: Callable[[], nn.Module]) -> dict:
+    """Rule 7: whether a Watched module saw an attribute read, and whether the tree is as before (what is found is
+    the other rules' business)."""
     root = make()
     before = find_snapshot(root)
     READS.clear()
-    got = find(root)
-    return [found_names(got), not READS, find_snapshot(root) == before]
+    find(root)
+    return {"no attribute read": not READS, "the tree is not modified": find_snapshot(root) == before}
 
 
 def find_case_list() -> list:
@@ -894,7 +921,7 @@ def find_case_list() -> list:
 
 @single_thread
 def observe_find_hidden(ns: dict) -> object:
-    """The hidden test: fixed cases clause by clause of part 2's contract, then for each generated tree what is
+    """The hidden test: fixed cases rule by rule of part 2's contract, then for each generated tree what is
     returned, whether no Watched module saw an attribute read, and whether the tree is as before the call."""
     find = ns.get("find_unregistered_tensors")
     if not callable(find):
@@ -904,18 +931,32 @@ def observe_find_hidden(ns: dict) -> object:
         def observe() -> object:
             got = find(make())
             strings = type(got) is list and all(type(name) is str for name in got)
-            return [type(got) is list, strings, strings and got == sorted(got), len(got) if strings else None]
+            return {
+                "exactly a list": type(got) is list,
+                "of str": strings,
+                "sorted": strings and got == sorted(got),
+                "how many": len(got) if strings else None,
+            }
 
         return observe
 
     def names(make: Callable[[], nn.Module]) -> Callable[[], object]:
         return lambda: found_names(find(make()))
 
-    def observe_case(root: nn.Module) -> list:
+    def observe_case(root: nn.Module) -> dict:
+        """One seeded case: rule 1's form and rule 7's, under their labels; the names found, which rules 2 to 6 all
+        shape, unnamed (grader.rules: they break the rules the fixed cases show broken)."""
         before = find_snapshot(root)
         READS.clear()
         got = find(root)
-        return [plain(got), not READS, find_snapshot(root) == before]
+        strings = type(got) is list and all(type(name) is str for name in got)
+        return {
+            "rule 1: a list of str": strings,
+            "rule 1: sorted": strings and got == sorted(got),
+            "the names found": found_names(got),
+            "rule 7: no attribute read": not READS,
+            "rule 7: the tree is not modified": find_snapshot(root) == before,
+        }
 
     return labelled(
         fixed(1, "nn.Linear(2, 2) gives a list", lambda: returns_type(find, list, nn.Linear(2, 2))),

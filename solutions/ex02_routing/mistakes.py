@@ -79,7 +79,7 @@ PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 """)
 
 SOLUTION.student("predict_module_before_parameter", {"predict_setattr": PREDICT_MODULE_BEFORE_PARAMETER},
-                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 3})
+                 (2, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 3})
 
 # Enters the buffer branch only for an nn.Buffer value: a plain tensor (or None) assigned to the name of an
 # existing buffer is predicted to be a plain attribute, but it replaces the buffer.
@@ -107,7 +107,7 @@ PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 """)
 
 SOLUTION.student("predict_forgets_parameter_typeerror", {"predict_setattr": PREDICT_FORGETS_PARAMETER_TYPEERROR},
-                 (0, 0, 0, 0))
+                 (0, 3.56, 0, 0))
 
 # Runs register_parameter's "already exists" check on the module as it is now, with hasattr. But the Parameter
 # branch first clears the name from __dict__, _buffers and _modules, so a Parameter over a plain attribute, a
@@ -120,7 +120,7 @@ PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 """)
 
 SOLUTION.student("predict_hasattr_before_clearing", {"predict_setattr": PREDICT_HASATTR_BEFORE_CLEARING},
-                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 2})
+                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 2})
 
 # Takes a buffer's persistence from the module's non-persistent set even when the value carries an nn.Buffer
 # tag, whose own `persistent` wins.
@@ -136,7 +136,7 @@ PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 """)
 
 SOLUTION.student("predict_persistence_from_set", {"predict_setattr": PREDICT_PERSISTENCE_FROM_SET},
-                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 5})
+                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 5})
 
 # Does not reason at all: tries the assignment on a deep copy. The visible Probe refuses to be copied.
 PREDICT_SETATTR_ON_DEEPCOPY = '''import copy
@@ -220,7 +220,7 @@ PREDICT_RETURNS_EXCEPTION_CLASS = SOLUTION.edited("predict_setattr", """
 """)
 
 SOLUTION.student("predict_returns_exception_class", {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
-                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 1})
+                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 1})
 
 # Checks the names already registered (parameter, submodule, buffer) before looking at a Module value: a module
 # assigned to a submodule's or a buffer's name is predicted refused (TypeError), but the Module branch comes
@@ -237,7 +237,7 @@ PREDICT_BUFFER_NAME_BEFORE_MODULE = SOLUTION.edited("predict_setattr", """
 """)
 
 SOLUTION.student("predict_buffer_name_before_module", {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
-                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 4})
+                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 4})
 
 # Looks for the nearest property in the MRO and skips whatever else the classes define: a subclass's class attribute
 # that hides a base class's property without a setter is predicted to refuse the assignment (AttributeError), but
@@ -253,7 +253,7 @@ PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited("predict_setattr", """
 +            return "attribute" if attr.fset is not None else "AttributeError"
 """)
 
-SOLUTION.student("predict_first_property_in_mro", {"predict_setattr": PREDICT_FIRST_PROPERTY_IN_MRO}, (2, 0, 0, 0))
+SOLUTION.student("predict_first_property_in_mro", {"predict_setattr": PREDICT_FIRST_PROPERTY_IN_MRO}, (2, 3.56, 0, 0))
 
 # Takes every property for read-only: a property with a setter is predicted to refuse the assignment
 # (AttributeError), but object.__setattr__ calls its setter.
@@ -263,7 +263,7 @@ PREDICT_EVERY_PROPERTY_READ_ONLY = SOLUTION.edited("predict_setattr", """
 """)
 
 SOLUTION.student("predict_every_property_read_only", {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
-                 (2, 0, 0, 0), breaks={"test_predict_setattr_hidden": 6})
+                 (2, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 6})
 
 # Right predictions, but mimics the Parameter branch's clearing on the module itself: a Parameter
 # assigned over a plain attribute, a buffer or a submodule removes that entry from the real module.
@@ -276,7 +276,7 @@ PREDICT_CLEARS_FOR_REAL = SOLUTION.edited("predict_setattr", """
 """)
 
 SOLUTION.student("predict_clears_for_real", {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
-                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 7})
+                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 7})
 
 # A correct part 1, organised around "which registry holds the name now".
 PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
@@ -360,7 +360,7 @@ FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
 
 SOLUTION.student("predict_ignores_none",
                  {"predict_setattr": PREDICT_IGNORES_NONE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
-                 (2, 0, 2, 4))
+                 (2, 2.67, 2, 4))
 SOLUTION.student("predict_setattr_on_deepcopy",
                  {"predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
                  (0, 0, 2, 4))
@@ -387,10 +387,10 @@ FIND_WITH_GETATTR = SOLUTION.edited_answer(_FIND_RIGHT, """
 
 SOLUTION.student("predict_forgets_buffer_name",
                  {"predict_setattr": PREDICT_FORGETS_BUFFER_NAME, "find_unregistered_tensors": FIND_WITH_GETATTR},
-                 (0, 0, 2, 0))
+                 (0, 3.56, 2, 3.43))
 SOLUTION.student("find_with_getattr",
                  {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND, "find_unregistered_tensors": FIND_WITH_GETATTR},
-                 (2, 4, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 7})
+                 (2, 4, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 7})
 
 # Decides "registered" by what state_dict() saves: every buffer is collected, and the non-persistent ones
 # (never saved) come out as unregistered although they are in _buffers.
@@ -412,7 +412,7 @@ FIND_NON_PERSISTENT_AS_UNREGISTERED = SOLUTION.edited_answer(_FIND_RIGHT, '''
 
 SOLUTION.student("find_non_persistent_as_unregistered",
                  {"find_unregistered_tensors": FIND_NON_PERSISTENT_AS_UNREGISTERED},
-                 (0, 0, 0, 0))
+                 (0, 0, 0, 3.43))
 
 # named_modules(remove_duplicate=False): a shared submodule is reported once per name it is registered under.
 FIND_SHARED_UNDER_EVERY_NAME = SOLUTION.edited_answer(_FIND_RIGHT, """
@@ -421,7 +421,7 @@ FIND_SHARED_UNDER_EVERY_NAME = SOLUTION.edited_answer(_FIND_RIGHT, """
 """)
 
 SOLUTION.student("find_shared_under_every_name", {"find_unregistered_tensors": FIND_SHARED_UNDER_EVERY_NAME},
-                 (0, 0, 2, 0))
+                 (0, 0, 2, 3.43))
 
 # Walks the tree level by level: each module is visited once, but a shared submodule gets the first name a
 # breadth-first walk reaches, not the first name named_modules() (depth-first) gives it.
@@ -446,7 +446,7 @@ FIND_BREADTH_FIRST = SOLUTION.edited_answer(_FIND_RIGHT, """
 """)
 
 SOLUTION.student("find_breadth_first", {"find_unregistered_tensors": FIND_BREADTH_FIRST},
-                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 2})
+                 (0, 0, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 2})
 
 # Also walks the plain attributes of modules found inside lists and dicts, which the contract excludes.
 FIND_WALKS_MODULES_IN_LISTS = SOLUTION.edited("find_unregistered_tensors", """
@@ -457,7 +457,7 @@ FIND_WALKS_MODULES_IN_LISTS = SOLUTION.edited("find_unregistered_tensors", """
 """)
 
 SOLUTION.student("find_walks_modules_in_lists", {"find_unregistered_tensors": FIND_WALKS_MODULES_IN_LISTS},
-                 (0, 0, 0, 0))
+                 (0, 0, 0, 3.43))
 
 # Writes every dict key between quotes by hand instead of using repr: 7 becomes '7'.
 FIND_QUOTES_KEYS_BY_HAND = SOLUTION.edited_answer(_FIND_RIGHT, """
@@ -466,7 +466,7 @@ FIND_QUOTES_KEYS_BY_HAND = SOLUTION.edited_answer(_FIND_RIGHT, """
 """)
 
 SOLUTION.student("find_quotes_keys_by_hand", {"find_unregistered_tensors": FIND_QUOTES_KEYS_BY_HAND},
-                 (0, 0, 0, 0), breaks={"test_find_unregistered_tensors_hidden": 5})
+                 (0, 0, 0, 3.43), breaks={"test_find_unregistered_tensors_hidden": 5})
 
 # Compares exact types: misses OrderedDicts and named tuples, which the contract includes. The visible cell
 # holds only plain dicts, lists and tuples.
@@ -482,7 +482,7 @@ FIND_EXACT_TYPES = SOLUTION.edited_answer(_FIND_RIGHT, """
 """)
 
 SOLUTION.student("find_exact_types", {"find_unregistered_tensors": FIND_EXACT_TYPES},
-                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 4})
+                 (0, 0, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 4})
 
 # Leaves out every tensor object that is also registered somewhere (a list holding the module's own weight):
 # the contract counts places, not objects.
@@ -496,7 +496,7 @@ FIND_SKIPS_REGISTERED_OBJECTS = SOLUTION.edited_answer(_FIND_RIGHT, """
 """)
 
 SOLUTION.student("find_skips_registered_objects", {"find_unregistered_tensors": FIND_SKIPS_REGISTERED_OBJECTS},
-                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 6})
+                 (0, 0, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 6})
 
 # Finds the right places but returns them in the order it met them, not sorted with sorted().
 FIND_UNSORTED = SOLUTION.edited("find_unregistered_tensors", """
@@ -505,7 +505,7 @@ FIND_UNSORTED = SOLUTION.edited("find_unregistered_tensors", """
 """)
 
 SOLUTION.student("find_unsorted", {"find_unregistered_tensors": FIND_UNSORTED},
-                 (0, 0, 0, 0), breaks={"test_find_unregistered_tensors_hidden": 1})
+                 (0, 0, 0, 3.43), breaks={"test_find_unregistered_tensors_hidden": 1})
 
 # Takes every name that starts with an underscore for a slot: a plain attribute such as `_buffers_old`
 # or `_cache` is never looked into.
@@ -515,7 +515,7 @@ FIND_SKIPS_PRIVATE_NAMES = SOLUTION.edited("find_unregistered_tensors", """
 """)
 
 SOLUTION.student("find_skips_private_names", {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
-                 (0, 0, 2, 0), breaks={"test_find_unregistered_tensors_hidden": 3})
+                 (0, 0, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 3})
 
 # The shortcut of the review (issue 25): nn.Module's own __setattr__ tried on a stand-in object, the function
 # captured when the cell runs (a default value), so that a watch of nn.Module's methods during the call never

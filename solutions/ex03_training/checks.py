@@ -3,6 +3,7 @@ models of each test cell (fixed and seeded cases), recorded case by case."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from random import Random
 
 import torch
@@ -15,13 +16,6 @@ from grader.observing import fixed, kind_of, labelled, numbers, plain, seed_torc
 def boolean(value: object) -> object:
     """A flag as the tests judge it: "True" or "False" for a real bool (JSON alone would equate True with 1)."""
     return repr(value) if type(value) is bool else {"not a bool": type(value).__name__}
-
-
-def listing(modes: object) -> object:
-    """What the tests read from a result of module_modes: a plain dict, its keys in order, each value a bool."""
-    if type(modes) is not dict:
-        return {"not a dict": type(modes).__name__}
-    return [[plain(name), boolean(flag)] for name, flag in modes.items()]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -117,15 +111,58 @@ def flag_object(module: nn.Module) -> object:
 
 
 def entries(result: object) -> object:
-    """The entries of a result of module_modes whatever dict class it is (clause 1 judges the class): its keys in
+    """The entries of a result of module_modes whatever dict class it is (rule 1 judges the class): its keys in
     order, each value as a flag."""
     if not isinstance(result, dict):
         return {"not a dict": type(result).__name__}
-    return [[plain(name), boolean(flag)] for name, flag in dict.items(result)]
+    return {
+        "the keys in order": [plain(name) for name in dict.keys(result)],
+        "each flag": {key_text(name): boolean(flag) for name, flag in dict.items(result)},
+    }
+
+
+def key_text(key: object) -> str:
+    """A key of a result as a key of the observation: itself if a str, else its repr."""
+    return key if type(key) is str else repr(key)
+
+
+def modes_seen(module_modes: object, model: nn.Module, pool: list) -> dict:
+    """One seeded case: each rule's part under its label. What a returned dict holds is split by rule: the keys
+    named_modules() gives, in the dict's order, and their flags (rule 2), any other key (rule 3: a second name).
+    What an exception says is rule 5's, inside rule 4's outcome (it exists only where rule 4 raises), where the first
+    bad flag is a str or None: a flag equal to a bool (1, a tensor) or a Parameter is rule 4's subtlety, and the
+    fixed cases check rule 5 on those."""
+    names = [name for name, _ in model.named_modules()]
+    bad = [(name, flag_object(module)) for name, module in model.named_modules() if type(module.training) is not bool]
+    watched = [module for _, module in model.named_modules()]
+    watched += [helper for module in pool if isinstance(module, ModesHolder) for helper in module.helpers]
+    flags = [(module, flag_object(module)) for module in watched]
+    try:
+        result = module_modes(model)
+    except Exception as error:  # noqa: BLE001
+        outcome = {"raises": kind_of(error)}
+        if bad and type(bad[0][1]) in (str, type(None)):
+            outcome["rule 5: its message names the first module whose flag is not a bool"] = repr(bad[0][0]) in str(
+                error
+            )
+    else:
+        keys = list(dict.keys(result)) if isinstance(result, dict) else []
+        outcome = {
+            "returns": {
+                "rule 1: the class of the result": kind_of(result),
+                "rule 2: the keys named_modules() gives, in the result's order": [key for key in keys if key in names],
+                "rule 2: their flags": {key: boolean(dict.get(result, key)) for key in keys if key in names},
+                "rule 3: any other key (a second name, a None child)": [plain(key) for key in keys if key not in names],
+            }
+        }
+    return {
+        "rule 4: what the call does": outcome,
+        "rule 6: every module keeps its very flag object": all(flag_object(module) is flag for module, flag in flags),
+    }
 
 
 def outcome(call: object) -> object:
-    """What a call of module_modes did, as clause 4 judges it: returned, or raised an exception of which class."""
+    """What a call of module_modes did, as rule 4 judges it: returned, or raised an exception of which class."""
     try:
         call()
     except Exception as error:  # noqa: BLE001
@@ -134,7 +171,7 @@ def outcome(call: object) -> object:
 
 
 def naming(call: object, name: str) -> object:
-    """Whether the message of the exception a call raises (of any class) contains repr(name), as clause 5 asks."""
+    """Whether the message of the exception a call raises (of any class) contains repr(name), as rule 5 asks."""
     try:
         call()
     except Exception as error:  # noqa: BLE001
@@ -143,7 +180,7 @@ def naming(call: object, name: str) -> object:
 
 
 def keeping(model: nn.Module, call: object) -> bool:
-    """Whether every module keeps the very flag object it had (clause 6), whether the call returns or raises."""
+    """Whether every module keeps the very flag object it had (rule 6), whether the call returns or raises."""
     flags = [(module, flag_object(module)) for module in model.modules()]
     try:
         call()
@@ -173,7 +210,11 @@ def modes_fixed(module_modes: object) -> list:
     def two_calls():
         model = three_levels()
         first, second = module_modes(model), module_modes(model)
-        return [type(first) is dict, type(second) is dict, first is not second]
+        return {
+            "the first is exactly a dict": type(first) is dict,
+            "the second is exactly a dict": type(second) is dict,
+            "the second is a new dict": first is not second,
+        }
 
     def listed(build):
         return lambda: entries(module_modes(build()))
@@ -332,25 +373,12 @@ def modes_fixed(module_modes: object) -> list:
 def observe_modes_hidden(ns: dict) -> dict:
     module_modes = ns.get("module_modes")
 
-    def case(_, model, pool):
-        # The name the message of the TypeError must contain (the test's condition), when some flag is not a bool.
-        first_bad = next((name for name, module in model.named_modules() if type(module.training) is not bool), None)
-        watched = [module for _, module in model.named_modules()]
-        watched += [helper for module in pool if isinstance(module, ModesHolder) for helper in module.helpers]
-        flags = [(module, flag_object(module)) for module in watched]
-        try:
-            outcome = ["returns", listing(module_modes(model))]
-        except Exception as error:  # noqa: BLE001
-            named = first_bad is not None and repr(first_bad) in str(error)
-            outcome = ["raises", type(error) is TypeError, named]
-        return [all(flag_object(module) is flag for module, flag in flags), outcome]
-
     rng = Random(MODES_SEED)
     cases = sorted((modes_case(rng) for _ in range(MODES_CASES)), key=lambda item: item[0])
     with torch.random.fork_rng(devices=[]):
         seed_torch(MODES_SEED)
         fixed_cases = modes_fixed(module_modes)
-    return labelled(*fixed_cases, *seeded(cases, case))
+    return labelled(*fixed_cases, *seeded(cases, lambda _, model, pool: modes_seen(module_modes, model, pool)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -543,7 +571,7 @@ def snapshot(module: nn.Module) -> dict:
 
 
 class CountsTrain(nn.Module):
-    """A custom module that overrides train(): each call is recorded (clause 6: the function must not call it)."""
+    """A custom module that overrides train(): each call is recorded (rule 6: the function must not call it)."""
 
     def __init__(self, inner: nn.Module):
         super().__init__()
@@ -570,50 +598,50 @@ class NormCountsTrain(nn.BatchNorm1d):
         return super().train(mode)
 
 
-def registered(model: nn.Module) -> list:
-    """The registered modules of a case, taken before the call (the submission may change what modules() yields)."""
-    return [module for _, module in model.named_modules()]
+def registered(model: nn.Module) -> dict:
+    """The registered modules of a case by name, taken before the call (the submission may change what modules()
+    yields)."""
+    return {name or "(the model)": module for name, module in model.named_modules()}
 
 
-def flags_of(modules: list) -> list:
-    return [boolean(vars(module).get("training")) for module in modules]
+def flags_of(modules: dict) -> dict:
+    return {name: boolean(vars(module).get("training")) for name, module in modules.items()}
 
 
-def kept_state(modules: list) -> list:
-    """What clause 3 keeps (everything but the flags), compared with a copy taken before: per module, its other
+def kept_state(modules: dict) -> Callable[[], dict]:
+    """What rule 5 keeps (everything but the flags), compared with a copy taken before: per module, its other
     attributes, its parameters (same objects, values and requires_grad) and its buffers (same values)."""
     before = [
         (
+            name,
             module,
             snapshot(module),
             [(name, p, p.detach().clone(), p.requires_grad) for name, p in vars(module)["_parameters"].items()],
             [(name, None if b is None else b.clone()) for name, b in vars(module)["_buffers"].items()],
         )
-        for module in modules
+        for name, module in modules.items()
     ]
 
-    def after() -> list:
-        seen = []
-        for module, state, parameters, buffers in before:
+    def after() -> dict:
+        seen = {}
+        for module_name, module, state, parameters, buffers in before:
             now_parameters = vars(module)["_parameters"]
             now_buffers = vars(module)["_buffers"]
-            seen.append(
-                [
-                    snapshot(module) == state,
-                    list(now_parameters) == [name for name, *_ in parameters]
-                    and all(
-                        now_parameters[name] is p
-                        and (p is None or (p.requires_grad == grad and torch.equal(p.detach(), value)))
-                        for name, p, value, grad in parameters
-                    ),
-                    list(now_buffers) == [name for name, _ in buffers]
-                    and all(
-                        (value is None and now_buffers[name] is None)
-                        or (isinstance(now_buffers[name], torch.Tensor) and torch.equal(now_buffers[name], value))
-                        for name, value in buffers
-                    ),
-                ]
-            )
+            seen[module_name] = {
+                "its other attributes": snapshot(module) == state,
+                "its parameters": list(now_parameters) == [name for name, *_ in parameters]
+                and all(
+                    now_parameters[name] is p
+                    and (p is None or (p.requires_grad == grad and torch.equal(p.detach(), value)))
+                    for name, p, value, grad in parameters
+                ),
+                "its buffers": list(now_buffers) == [name for name, _ in buffers]
+                and all(
+                    (value is None and now_buffers[name] is None)
+                    or (isinstance(now_buffers[name], torch.Tensor) and torch.equal(now_buffers[name], value))
+                    for name, value in buffers
+                ),
+            }
         return seen
 
     return after
@@ -720,7 +748,11 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
         return nn.Sequential(outer).eval()
 
     def helpers(model):
-        return model.helpers + list(model.extra.values()) + list(model.pair)
+        return {
+            **{f"helpers[{n}]": module for n, module in enumerate(model.helpers)},
+            **{f"extra[{key!r}]": module for key, module in model.extra.items()},
+            **{f"pair[{n}]": module for n, module in enumerate(model.pair)},
+        }
 
     def holder(mode):
         def build():
@@ -771,11 +803,15 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
     def calls(build):
         def run():
             model = build()
-            watched = [module for module in model.modules() if isinstance(module, (CountsTrain, NormCountsTrain))]
-            for module in watched:
+            watched = {
+                name or "(the model)": module
+                for name, module in model.named_modules()
+                if isinstance(module, (CountsTrain, NormCountsTrain))
+            }
+            for module in watched.values():
                 module.calls.clear()  # the calls made while the case was built
             train_with_frozen_norm_stats(model)
-            return [list(module.calls) for module in watched]
+            return {f"the calls of train() on {name}": list(module.calls) for name, module in watched.items()}
 
         return run
 
@@ -785,14 +821,19 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
             target = model if path == "" else model.get_submodule(path)
             target.training = nn.Parameter(torch.ones(()))
             modules = registered(model)
-            before = [flag_object(module) for module in modules]
+            before = {name: flag_object(module) for name, module in modules.items()}
             try:
                 train_with_frozen_norm_stats(model)
             except Exception as error:  # noqa: BLE001
                 happened = ["raises", kind_of(error)]
             else:
                 happened = ["returns"]
-            return [happened, [flag_object(module) is flag for module, flag in zip(modules, before, strict=True)]]
+            return {
+                "what the call does": happened,
+                "each module keeps its flag": {
+                    name: flag_object(module) is before[name] for name, module in modules.items()
+                },
+            }
 
         return run
 
@@ -874,54 +915,78 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
     ]
 
 
+def inside_norm_layers(model: nn.Module) -> set[int]:
+    """The ids of the modules registered inside a stat-keeping norm layer (rule 3's), the layers themselves not."""
+    found: set[int] = set()
+    for module in model.modules():
+        if stat_keeping(module):
+            found |= {id(inner) for child in module.children() for inner in child.modules()}
+    return found
+
+
+def frozen_seen(call: object, model: nn.Module, pool: list, x: torch.Tensor, weights: torch.Tensor) -> dict:
+    """One seeded case: each rule's part under its label, the flags split by the rule that sets them; a forward and
+    a backward pass afterwards, which every rule shapes, unnamed (grader.rules: they break the rules shown broken)."""
+    modules = registered(model)
+    inside = inside_norm_layers(model)
+    helpers = [helper for module in pool if isinstance(module, Holder) for helper in module.helpers]
+    before = {module: snapshot(module) for module in modules.values()}
+    params_before = [
+        (module, name, p, p.detach().clone(), p.requires_grad)
+        for module in modules.values()
+        for name, p in vars(module)["_parameters"].items()
+        if p is not None
+    ]
+    buffers_before = {
+        (module, name): b.clone()
+        for module in modules.values()
+        for name, b in vars(module)["_buffers"].items()
+        if b is not None
+    }
+    returned = call(model)
+    flags = flags_of(modules)
+    seen = {
+        "rule 1: the model itself comes back": returned is model,
+        "rule 2: each module's flag": {name: flag for name, flag in flags.items() if id(modules[name]) not in inside},
+        "rule 3: the flags of the modules inside a stat-keeping norm layer": {
+            name: flag for name, flag in flags.items() if id(modules[name]) in inside
+        },
+        "rule 4: the flags of the modules kept in plain attributes": [
+            boolean(vars(helper).get("training")) for helper in helpers
+        ],
+        "rule 5: every module's other attributes": all(snapshot(module) == before[module] for module in before),
+        "rule 5: the same parameters, with their values and requires_grad": all(
+            vars(module)["_parameters"].get(name) is parameter
+            and parameter.requires_grad == requires_grad
+            and torch.equal(parameter.detach(), value)
+            for module, name, parameter, value, requires_grad in params_before
+        ),
+    }
+    kept = [vars(module)["_buffers"].get(name) for module, name in buffers_before]
+    seen["rule 5: the same buffers, with their values"] = all(
+        b is not None and torch.equal(b, value) for b, value in zip(kept, buffers_before.values(), strict=True)
+    )
+    with torch.random.fork_rng(devices=[]):
+        seed_torch(FROZEN_SEED)
+        out = model(x)
+    if out.requires_grad:
+        (out * weights).sum().backward()
+    after = [vars(module)["_buffers"][name] for module, name in buffers_before]
+    seen["the buffers after a forward pass"] = all(
+        torch.equal(b, value) for b, value in zip(after, buffers_before.values(), strict=True)
+    )
+    seen["the output of a forward pass"] = numbers(out)
+    seen["each parameter's gradient after a backward pass"] = [numbers(p.grad) for p in model.parameters()]
+    return seen
+
+
 def observe_frozen_hidden(ns: dict) -> dict:
     train_with_frozen_norm_stats = ns.get("train_with_frozen_norm_stats")
 
     def case(_, model, pool, shape):
         x = torch.randn(3, *shape, generator=gen)  # drawn in the test's order whatever the call does
         weights = torch.randn(3, *shape, generator=gen)
-        modules = [module for _, module in model.named_modules()]
-        helpers = [helper for module in pool if isinstance(module, Holder) for helper in module.helpers]
-        before = {module: snapshot(module) for module in modules}
-        params_before = [
-            (module, name, p, p.detach().clone(), p.requires_grad)
-            for module in modules
-            for name, p in vars(module)["_parameters"].items()
-            if p is not None
-        ]
-        buffers_before = {
-            (module, name): b.clone()
-            for module in modules
-            for name, b in vars(module)["_buffers"].items()
-            if b is not None
-        }
-        returned = train_with_frozen_norm_stats(model)
-        seen = [
-            returned is model,
-            [boolean(vars(module).get("training")) for module in modules],
-            [boolean(vars(helper).get("training")) for helper in helpers],
-            all(snapshot(module) == before[module] for module in modules),
-            all(
-                vars(module)["_parameters"].get(name) is parameter
-                and parameter.requires_grad == requires_grad
-                and torch.equal(parameter.detach(), value)
-                for module, name, parameter, value, requires_grad in params_before
-            ),
-        ]
-        kept = [vars(module)["_buffers"].get(name) for module, name in buffers_before]
-        seen.append(
-            all(b is not None and torch.equal(b, value) for b, value in zip(kept, buffers_before.values(), strict=True))
-        )
-        with torch.random.fork_rng(devices=[]):
-            seed_torch(FROZEN_SEED)
-            out = model(x)
-        if out.requires_grad:
-            (out * weights).sum().backward()
-        after = [vars(module)["_buffers"][name] for module, name in buffers_before]
-        seen.append(all(torch.equal(b, value) for b, value in zip(after, buffers_before.values(), strict=True)))
-        seen.append(numbers(out))
-        seen.append([numbers(parameter.grad) for parameter in model.parameters()])
-        return seen
+        return frozen_seen(train_with_frozen_norm_stats, model, pool, x, weights)
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -37,7 +37,7 @@ MODES_CHILDREN_ONLY = '''def module_modes(model):
     return modes
 '''
 
-SOLUTION.student("modes_children_only", {"module_modes": MODES_CHILDREN_ONLY}, (0, 0, 0, 0))
+SOLUTION.student("modes_children_only", {"module_modes": MODES_CHILDREN_ONLY}, (0, 1.33, 0, 0))
 
 # Asks named_modules() for every occurrence: a submodule registered in two places is listed twice
 # (under each of its names), which the visible test with a tied encoder/decoder already catches.
@@ -49,7 +49,7 @@ MODES_SHARED_TWICE = SOLUTION.edited_answer(_MODES_RIGHT, """
 """)
 
 SOLUTION.student("modes_shared_twice", {"module_modes": MODES_SHARED_TWICE},
-                 (0, 0, 0, 0), breaks={"test_module_modes_hidden": 3})
+                 (0, 3.33, 0, 0), breaks={"test_module_modes_hidden": 3})
 
 # Calls model.train() "to make sure the flags are clean" before reading them: every flag is now True.
 MODES_CALLS_TRAIN_FIRST = '''def module_modes(model):
@@ -66,7 +66,7 @@ MODES_NO_TYPE_CHECK = SOLUTION.edited_answer(MODES_CALLS_TRAIN_FIRST, """
 -    model.train()
 """)
 
-SOLUTION.student("modes_no_type_check", {"module_modes": MODES_NO_TYPE_CHECK}, (2, 0, 0, 0))
+SOLUTION.student("modes_no_type_check", {"module_modes": MODES_NO_TYPE_CHECK}, (2, 2.67, 0, 0))
 
 # Converts every flag with bool(): 'False' becomes True, and nothing is ever reported.
 MODES_BOOL_COERCION = SOLUTION.edited_answer(MODES_NO_TYPE_CHECK, """
@@ -74,7 +74,7 @@ MODES_BOOL_COERCION = SOLUTION.edited_answer(MODES_NO_TYPE_CHECK, """
 +    return {name: bool(module.training) for name, module in model.named_modules()}
 """)
 
-SOLUTION.student("modes_bool_coercion", {"module_modes": MODES_BOOL_COERCION}, (2, 0, 0, 0))
+SOLUTION.student("modes_bool_coercion", {"module_modes": MODES_BOOL_COERCION}, (2, 2.67, 0, 0))
 
 # Checks the types, but reports the module's class instead of its qualified name.
 MODES_ERROR_WITHOUT_NAME = SOLUTION.edited_answer(_MODES_RIGHT, """
@@ -83,7 +83,7 @@ MODES_ERROR_WITHOUT_NAME = SOLUTION.edited_answer(_MODES_RIGHT, """
 """)
 
 SOLUTION.student("modes_error_without_name", {"module_modes": MODES_ERROR_WITHOUT_NAME},
-                 (2, 0, 0, 0), breaks={"test_module_modes_hidden": 5})
+                 (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 5})
 
 # A correct part 1 without named_modules(): its own pre-order walk over _modules, with a set of visited ids.
 MODES_CORRECT_OWN_WALK = '''def module_modes(model):
@@ -128,7 +128,7 @@ MODES_SORTED_NAMES = SOLUTION.edited_answer(_MODES_RIGHT, """
 """)
 
 SOLUTION.student("modes_sorted_names", {"module_modes": MODES_SORTED_NAMES},
-                 (2, 0, 0, 0), breaks={"test_module_modes_hidden": 2})
+                 (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 2})
 
 # Tests `flag not in (True, False)`: 1, 0, 1.0, a tensor and a Parameter compare equal to a bool and pass;
 # only 'yes', 'False', '' and None are reported.
@@ -140,7 +140,7 @@ MODES_IN_TRUE_FALSE = SOLUTION.edited_answer(_MODES_RIGHT, """
 """)
 
 SOLUTION.student("modes_in_true_false", {"module_modes": MODES_IN_TRUE_FALSE},
-                 (2, 0, 0, 0), breaks={"test_module_modes_hidden": 4})
+                 (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 4})
 
 # Reports a bad flag with the right TypeError, but first "repairs" it to False so the model stays usable:
 # the model is changed (and a Parameter flag makes the repair itself raise).
@@ -153,7 +153,7 @@ MODES_REPAIRS_BEFORE_RAISING = SOLUTION.edited("module_modes", """
 """)
 
 SOLUTION.student("modes_repairs_before_raising", {"module_modes": MODES_REPAIRS_BEFORE_RAISING},
-                 (2, 0, 0, 0), breaks={"test_module_modes_hidden": 6})
+                 (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 6})
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: train_with_frozen_norm_stats
@@ -172,7 +172,7 @@ FROZEN_ROOT_FLAG_ONLY = '''def train_with_frozen_norm_stats(model):
 
 SOLUTION.student("frozen_root_flag_only",
                  {"module_modes": MODES_CORRECT_OWN_WALK, "train_with_frozen_norm_stats": FROZEN_ROOT_FLAG_ONLY},
-                 (2, 4, 0, 0))
+                 (2, 4, 0, 2.29))
 
 # Keeps the norm layers training and sets momentum=0: the statistics stay put, but num_batches_tracked
 # still counts every batch, and the layers' momentum is changed for good.
@@ -184,7 +184,7 @@ FROZEN_MOMENTUM_ZERO = SOLUTION.edited_answer(FROZEN_ROOT_FLAG_ONLY, """
 +            module.momentum = 0.0
 """)
 
-SOLUTION.student("frozen_momentum_zero", {"train_with_frozen_norm_stats": FROZEN_MOMENTUM_ZERO}, (0, 0, 0, 0))
+SOLUTION.student("frozen_momentum_zero", {"train_with_frozen_norm_stats": FROZEN_MOMENTUM_ZERO}, (0, 0, 0, 1.14))
 
 # Looks at the direct children only: right for a flat Sequential, wrong as soon as a norm layer is nested.
 FROZEN_TOP_LEVEL_ONLY = SOLUTION.edited_answer(FROZEN_MOMENTUM_ZERO, """
@@ -196,7 +196,7 @@ FROZEN_TOP_LEVEL_ONLY = SOLUTION.edited_answer(FROZEN_MOMENTUM_ZERO, """
 +            child.training = False
 """)
 
-SOLUTION.student("frozen_top_level_only", {"train_with_frozen_norm_stats": FROZEN_TOP_LEVEL_ONLY}, (0, 0, 2, 0))
+SOLUTION.student("frozen_top_level_only", {"train_with_frozen_norm_stats": FROZEN_TOP_LEVEL_ONLY}, (0, 0, 2, 1.71))
 
 # Freezes the norm layers' parameters instead: the running statistics still move in training mode,
 # and weight and bias stop learning.
@@ -207,7 +207,7 @@ FROZEN_REQUIRES_GRAD = SOLUTION.edited_answer(FROZEN_MOMENTUM_ZERO, """
 +            module.requires_grad_(False)
 """)
 
-SOLUTION.student("frozen_requires_grad", {"train_with_frozen_norm_stats": FROZEN_REQUIRES_GRAD}, (0, 0, 0, 0))
+SOLUTION.student("frozen_requires_grad", {"train_with_frozen_norm_stats": FROZEN_REQUIRES_GRAD}, (0, 0, 0, 1.14))
 
 # Puts every _NormBase in eval mode, also those built with track_running_stats=False.
 FROZEN_IGNORES_TRACK_RUNNING_STATS = SOLUTION.edited_answer(FROZEN_REQUIRES_GRAD, """
@@ -217,7 +217,7 @@ FROZEN_IGNORES_TRACK_RUNNING_STATS = SOLUTION.edited_answer(FROZEN_REQUIRES_GRAD
 
 SOLUTION.student("frozen_ignores_track_running_stats",
                  {"train_with_frozen_norm_stats": FROZEN_IGNORES_TRACK_RUNNING_STATS},
-                 (0, 0, 2, 0))
+                 (0, 0, 2, 1.71))
 
 # Tests for the BatchNorm family only: an InstanceNorm with running statistics keeps training.
 FROZEN_BATCHNORM_ONLY = SOLUTION.edited_answer(FROZEN_IGNORES_TRACK_RUNNING_STATS, """
@@ -225,7 +225,7 @@ FROZEN_BATCHNORM_ONLY = SOLUTION.edited_answer(FROZEN_IGNORES_TRACK_RUNNING_STAT
 +        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats:
 """)
 
-SOLUTION.student("frozen_batchnorm_only", {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_ONLY}, (0, 0, 2, 0))
+SOLUTION.student("frozen_batchnorm_only", {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_ONLY}, (0, 0, 2, 2.29))
 
 # Calls eval() on each norm layer: eval() recurses, so a norm layer's own Dropout stops dropping.
 FROZEN_EVAL_RECURSES = SOLUTION.edited_answer(FROZEN_MOMENTUM_ZERO, """
@@ -233,7 +233,7 @@ FROZEN_EVAL_RECURSES = SOLUTION.edited_answer(FROZEN_MOMENTUM_ZERO, """
 +            module.eval()
 """)
 
-SOLUTION.student("frozen_eval_recurses", {"train_with_frozen_norm_stats": FROZEN_EVAL_RECURSES}, (0, 0, 0, 0))
+SOLUTION.student("frozen_eval_recurses", {"train_with_frozen_norm_stats": FROZEN_EVAL_RECURSES}, (0, 0, 0, 2.29))
 
 # Its own pre-order walk that calls train(mode) on each module and skips modules already visited. train()
 # recurses, so visiting a parent resets everything below it; that is repaired further down the walk, except
@@ -258,7 +258,7 @@ FROZEN_RECURSIVE_TRAIN_WITH_MEMO = '''def train_with_frozen_norm_stats(model):
 SOLUTION.student("frozen_recursive_train_with_memo",
                  {"module_modes": MODES_NO_TYPE_CHECK,
                   "train_with_frozen_norm_stats": FROZEN_RECURSIVE_TRAIN_WITH_MEMO},
-                 (2, 0, 2, 0))
+                 (2, 2.67, 2, 2.29))
 
 FROZEN_HEADER = '''def train_with_frozen_norm_stats(model):
     """Put every module of model in training mode, except the stat-keeping norm layers, which go to
@@ -288,7 +288,7 @@ FROZEN_CORRECT_TWO_PASSES = (
 
 SOLUTION.student("modes_calls_train_first",
                  {"module_modes": MODES_CALLS_TRAIN_FIRST, "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES},
-                 (0, 0, 2, 4))
+                 (0, 0.67, 2, 4))
 SOLUTION.control("alternative_correct", {"module_modes": MODES_CORRECT_OWN_WALK,
                                          "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES})
 
@@ -316,7 +316,7 @@ FROZEN_TRAIN_THEN_SWITCH = SOLUTION.edited_answer(_FROZEN_RIGHT, """
 """)
 
 SOLUTION.student("frozen_train_then_switch", {"train_with_frozen_norm_stats": FROZEN_TRAIN_THEN_SWITCH},
-                 (0, 0, 2, 0), breaks={"test_frozen_hidden": 6})
+                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 6})
 
 # Sets every flag right, one at a time, and forgets to return the model (rule 1).
 FROZEN_RETURNS_NOTHING = SOLUTION.edited_answer(_FROZEN_RIGHT, """
@@ -334,7 +334,7 @@ FROZEN_BATCHNORM_FAMILY_ONLY = SOLUTION.edited_answer(_FROZEN_RIGHT, """
 """)
 
 SOLUTION.student("frozen_batchnorm_family_only", {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_FAMILY_ONLY},
-                 (0, 0, 2, 0), breaks={"test_frozen_hidden": 2})
+                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 2})
 
 # Freezes the whole subtree of each stat-keeping norm layer, flag by flag: the layer's own Dropout stops dropping.
 FROZEN_FREEZES_SUBTREE = SOLUTION.edited_answer(_FROZEN_RIGHT, """
@@ -347,7 +347,7 @@ FROZEN_FREEZES_SUBTREE = SOLUTION.edited_answer(_FROZEN_RIGHT, """
 """)
 
 SOLUTION.student("frozen_freezes_subtree", {"train_with_frozen_norm_stats": FROZEN_FREEZES_SUBTREE},
-                 (0, 0, 0, 0), breaks={"test_frozen_hidden": 3})
+                 (0, 0, 0, 3.43), breaks={"test_frozen_hidden": 3})
 
 # Its own walk over every attribute, lists, tuples and dicts included "to be thorough": modules that are not
 # registered (kept in a plain list) are switched too.
@@ -377,7 +377,7 @@ FROZEN_WALKS_ATTRIBUTES = (
 )
 
 SOLUTION.student("frozen_walks_attributes", {"train_with_frozen_norm_stats": FROZEN_WALKS_ATTRIBUTES},
-                 (0, 0, 2, 0), breaks={"test_frozen_hidden": 4})
+                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 4})
 
 # Right flags, then "makes sure every parameter learns": a parameter frozen on purpose requires grad again.
 FROZEN_SETS_REQUIRES_GRAD = SOLUTION.edited_answer(_FROZEN_RIGHT, """
@@ -388,7 +388,7 @@ FROZEN_SETS_REQUIRES_GRAD = SOLUTION.edited_answer(_FROZEN_RIGHT, """
 """)
 
 SOLUTION.student("frozen_sets_requires_grad", {"train_with_frozen_norm_stats": FROZEN_SETS_REQUIRES_GRAD},
-                 (0, 0, 2, 0), breaks={"test_frozen_hidden": 5})
+                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 5})
 
 # Sets each flag as it walks, without checking first: a Parameter flag raises TypeError half way, after the
 # modules before it were switched (rule 7).
@@ -399,6 +399,6 @@ FROZEN_SETS_BEFORE_CHECKING = SOLUTION.edited_answer(_FROZEN_RIGHT, """
 """)
 
 SOLUTION.student("frozen_sets_before_checking", {"train_with_frozen_norm_stats": FROZEN_SETS_BEFORE_CHECKING},
-                 (0, 0, 2, 0), breaks={"test_frozen_hidden": 7})
+                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 7})
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, labelled, numbers, plain, seed_torch, seeded
+from grader.observing import fixed, kind_of, labelled, numbers, plain, seed_torch, seeded
 
 
 def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:
@@ -336,6 +336,44 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
     ]
 
 
+def copied(checkpoint: dict) -> dict:
+    """A new checkpoint of the same class holding the same value objects, and the same _metadata object."""
+    copy = type(checkpoint)(checkpoint)
+    if hasattr(checkpoint, "_metadata"):
+        copy._metadata = checkpoint._metadata
+    return copy
+
+
+def migration_seen(checkpoint: dict, prefix: str, version: int | None, got: object) -> dict:
+    """One migration of a seeded case (`checkpoint`: its entries before the call), each part under the rule that
+    decides it: what became of each key of the checkpoint by name (a running_mean under the prefix at version 1 or
+    None: rule 1; a steps there at version 1, 2 or None: rule 2; any other: rule 3), whether the values are the
+    checkpoint's objects (rule 4), and what the result is (rule 6)."""
+    result = got if isinstance(got, dict) else {}
+    fates: dict = {1: {}, 2: {}, 3: {}}
+    for key in checkpoint:
+        local = key[len(prefix) :] if key.startswith(prefix) else None
+        if local == "running_mean" and version in (1, None):
+            fates[1][key] = [key in result, f"{prefix}mean" in result]
+        elif local == "steps" and version in (1, 2, None):
+            fates[2][key] = key in result
+        else:
+            fates[3][key] = key in result
+    renamed = {f"{prefix}mean"} if fates[1] else set()
+    objects = {id(value) for value in checkpoint.values()}
+    return {
+        "rule 1: each running_mean of the prefix: kept, and mean there": fates[1],
+        "rule 2: each steps of the prefix: kept": fates[2],
+        "rule 3: each other key: kept": fates[3],
+        "rule 3: keys that are in neither": sorted(
+            plain(key) for key in result if key not in checkpoint and key not in renamed
+        ),
+        "rule 4: every value is an object of the checkpoint": all(id(value) in objects for value in result.values()),
+        "rule 6: a dict or an OrderedDict": type(got) in (dict, OrderedDict),
+        "rule 6: a new one": got is not checkpoint,
+    }
+
+
 def observe_migrate_hidden(ns: dict) -> dict:
     migrate_state_dict = ns.get("migrate_state_dict")
     standardizer = ns.get("Standardizer")
@@ -352,27 +390,28 @@ def observe_migrate_hidden(ns: dict) -> dict:
 
     def case(case):
         checkpoint = checkpoint_of(case, releases)
-        origin = {id(value): key for key, value in checkpoint.items()}
-        seen = []
+        seen = {}
         for prefix, release in case["versions"].items():
-            before = checkpoint_snapshot(checkpoint)
-            got = migrate_state_dict(checkpoint, prefix, None if prefix in case["unversioned"] else release)
-            kept = checkpoint_snapshot(checkpoint) == before
-            # Each key of the result with the key of the checkpoint whose very value it holds (None: another object).
-            pairs = sorted(([plain(key), origin.get(id(value))] for key, value in got.items()), key=repr)
-            seen.append([kept, type(got) in (dict, OrderedDict), got is not checkpoint, pairs])
+            given = copied(checkpoint)  # each migration its own: one that changes it changes no other's input
+            before, entries = checkpoint_snapshot(given), dict(given)
+            version = None if prefix in case["unversioned"] else release
+            got = migrate_state_dict(given, prefix, version)
+            seen[f"migrating {prefix!r}"] = migration_seen(entries, prefix, version, got) | {
+                "rule 5: the checkpoint is as before": checkpoint_snapshot(given) == before
+            }
         model = migrate_build(case["spec"], lambda prefix: standardizer)
         fill(model, torch.Generator().manual_seed(case["seed"] + 1))
-        before = checkpoint_snapshot(checkpoint)
         result = model.load_state_dict(checkpoint, strict=False)
         missing, unexpected = sorted(result.missing_keys), sorted(result.unexpected_keys)
-        seen += [
-            checkpoint_snapshot(checkpoint) == before,
-            plain(missing),
-            plain(unexpected),
-            [[name, numbers(tensor)] for name, tensor in [*model.named_parameters(), *model.named_buffers()]],
-            strict_load(migrate_build(case["spec"], lambda prefix: standardizer), checkpoint, missing + unexpected),
-        ]
+        strict = strict_load(migrate_build(case["spec"], lambda prefix: standardizer), checkpoint, missing + unexpected)
+        seen["loading the migrated checkpoint (every rule shapes it)"] = {
+            "missing keys": plain(missing),
+            "unexpected keys": plain(unexpected),
+            "the values loaded": {
+                name: numbers(tensor) for name, tensor in [*model.named_parameters(), *model.named_buffers()]
+            },
+            "a strict load": strict,
+        }
         return seen
 
     rng = random.Random(MIGRATE_SEED)
@@ -602,6 +641,25 @@ def findings_view(got: object, kinds: tuple = ORDER_OF_KINDS) -> object:
         return {"not a list": type(got).__name__}
     seen = [finding_seen(item) for item in got]
     return sorted((item for item in seen if type(item) is not dict or item.get("kind") in kinds), key=repr)
+
+
+def findings_by_rule(got: object, prefixed: bool) -> dict:
+    """A seeded case's findings by the rule that decides them: the module prefix (rule 1), shape mismatches (2),
+    persistence flips (3); renamed keys and missing or unexpected ones decide each other (a renamed pair is neither
+    missing nor unexpected), so they stand together, unnamed. Where a module prefix is in play, it shapes every
+    other finding's names: those stand unnamed too (they break the rules shown broken)."""
+    other = ("shape mismatch", "persistence flip", "renamed key", "missing", "unexpected")
+    if prefixed:
+        return {
+            "rule 1: the module prefix findings": findings_view(got, ("module prefix",)),
+            "the other findings (their names compared without the prefix)": findings_view(got, other),
+        }
+    return {
+        "rule 1: the module prefix findings": findings_view(got, ("module prefix",)),
+        "rule 2: the shape mismatch findings": findings_view(got, ("shape mismatch",)),
+        "rule 3: the persistence flip findings": findings_view(got, ("persistence flip",)),
+        "the renamed, missing and unexpected findings": findings_view(got, ("renamed key", "missing", "unexpected")),
+    }
 
 
 def in_order(got: object) -> object:
@@ -1016,16 +1074,18 @@ def observe_explain_hidden(ns: dict) -> dict:
         finally:
             for handle in handles:
                 handle.remove()
-        if type(got) is list:
-            findings = [finding_seen(item) for item in got]
-        else:
-            findings = {"not a list": type(got).__name__}
-        return [
-            not loaded,
-            model_snapshot(model) == model_before,
-            checkpoint_snapshot(checkpoint) == checkpoint_before,
-            findings,
-        ]
+        prefixed = case["wrapped_model"] or case["wrapped_checkpoint"]
+        findings = {
+            "rule 8: the form of each finding": structure(got),
+            "rule 6: the findings come in the contract's order": in_order(got),
+            **findings_by_rule(got, prefixed),
+        }
+        return {
+            "rule 7: nothing is loaded": not loaded,
+            "rule 7: the model is as before": model_snapshot(model) == model_before,
+            "rule 7: the checkpoint is as before": checkpoint_snapshot(checkpoint) == checkpoint_before,
+            "what it returns": {"a list": findings} if type(got) is list else {"not a list": kind_of(got)},
+        }
 
     rng = random.Random(EXPLAIN_SEED)
     return smallest_first([*(explain_case(rng) for _ in range(EXPLAIN_CASES)), *explain_hand_made()], fixed_cases, case)

@@ -37,7 +37,7 @@ MIGRATE_MUTATES_CALLER = '''def migrate_state_dict(state_dict, prefix, version):
 '''
 
 SOLUTION.student("migration_mutates_caller", {"migrate_state_dict": MIGRATE_MUTATES_CALLER},
-                 (0, 0, 0, 0), breaks={"test_migrate_hidden": 5})
+                 (0, 3.33, 0, 0), breaks={"test_migrate_hidden": 5})
 
 # Hard-codes the top-level key names: right for a Standardizer that is the model itself, a no-op for
 # one nested inside a Sequential or a ModuleDict.
@@ -81,7 +81,7 @@ MIGRATE_DROPS_STEPS_ALWAYS = '''def migrate_state_dict(state_dict, prefix, versi
 '''
 
 SOLUTION.student("migration_drops_steps_always", {"migrate_state_dict": MIGRATE_DROPS_STEPS_ALWAYS},
-                 (2, 0, 0, 0), breaks={"test_migrate_hidden": 3})
+                 (2, 3.33, 0, 0), breaks={"test_migrate_hidden": 3})
 
 # Renames running_mean for version 1 only: a checkpoint that lost its metadata (version None) keeps running_mean.
 MIGRATE_RENAMES_ONLY_VERSION_1 = '''def migrate_state_dict(state_dict, prefix, version):
@@ -95,7 +95,7 @@ MIGRATE_RENAMES_ONLY_VERSION_1 = '''def migrate_state_dict(state_dict, prefix, v
 '''
 
 SOLUTION.student("migration_renames_only_version_1", {"migrate_state_dict": MIGRATE_RENAMES_ONLY_VERSION_1},
-                 (2, 0, 0, 0), breaks={"test_migrate_hidden": 1})
+                 (2, 3.33, 0, 0), breaks={"test_migrate_hidden": 1})
 
 # Treats version 2 as current ("release 2 already has mean"): a version-2 checkpoint keeps its steps.
 MIGRATE_SKIPS_VERSION_2 = SOLUTION.edited_answer(MIGRATE_DROPS_STEPS_ALWAYS, """
@@ -107,7 +107,7 @@ MIGRATE_SKIPS_VERSION_2 = SOLUTION.edited_answer(MIGRATE_DROPS_STEPS_ALWAYS, """
 """)
 
 SOLUTION.student("migration_skips_version_2", {"migrate_state_dict": MIGRATE_SKIPS_VERSION_2},
-                 (0, 0, 0, 0), breaks={"test_migrate_hidden": 2})
+                 (0, 3.33, 0, 0), breaks={"test_migrate_hidden": 2})
 
 # Clones every value "to be safe": the right keys and values, but no longer the checkpoint's own tensors.
 MIGRATE_CLONES_VALUES = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, """
@@ -121,7 +121,7 @@ MIGRATE_CLONES_VALUES = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, """
 """)
 
 SOLUTION.student("migration_clones_values", {"migrate_state_dict": MIGRATE_CLONES_VALUES},
-                 (0, 0, 0, 0), breaks={"test_migrate_hidden": 4})
+                 (0, 3.33, 0, 0), breaks={"test_migrate_hidden": 4})
 
 # Returns the checkpoint itself when there is nothing to migrate (version 3): not a new dict.
 MIGRATE_RETURNS_CURRENT_AS_IS = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, '''
@@ -137,7 +137,7 @@ MIGRATE_RETURNS_CURRENT_AS_IS = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, 
 ''')
 
 SOLUTION.student("migration_returns_current_as_is", {"migrate_state_dict": MIGRATE_RETURNS_CURRENT_AS_IS},
-                 (2, 0, 0, 0), breaks={"test_migrate_hidden": 6})
+                 (2, 3.33, 0, 0), breaks={"test_migrate_hidden": 6})
 
 # A correct part 1, written as a table of renames (None meaning: drop the key).
 MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
@@ -171,9 +171,9 @@ EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = SOLUTION.edited("explain_incompatibility", "
 SOLUTION.student("migration_drops_unknown_keys",
                  {"migrate_state_dict": MIGRATE_DROPS_UNKNOWN_KEYS,
                   "explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
-                 (0, 0, 2, 0))
+                 (0, 3.33, 2, 3.5))
 SOLUTION.student("explain_ignores_model_side_prefix", {"explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
-                 (0, 0, 2, 0), breaks={"test_explain_hidden": 1})
+                 (0, 0, 2, 3.5), breaks={"test_explain_hidden": 1})
 
 # No prefix step at all (the one above dropped too): a checkpoint saved through nn.DataParallel comes out as
 # N missing keys and N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed
@@ -187,7 +187,7 @@ EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = SOLUTION.edited_answer(EXPLAIN_IGNORE
 SOLUTION.student("explain_prefix_as_missing_and_unexpected",
                  {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
                   "explain_incompatibility": EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED},
-                 (2, 4, 0, 0))
+                 (2, 4, 0, 2.5))
 
 # Never looks at the non-persistent buffers: a flipped buffer is reported as an unexpected key.
 EXPLAIN_IGNORES_FLIPS = SOLUTION.edited("explain_incompatibility", """
@@ -196,7 +196,7 @@ EXPLAIN_IGNORES_FLIPS = SOLUTION.edited("explain_incompatibility", """
 """)
 
 SOLUTION.student("explain_ignores_flips", {"explain_incompatibility": EXPLAIN_IGNORES_FLIPS},
-                 (0, 0, 0, 0), breaks={"test_explain_hidden": 3})
+                 (0, 0, 0, 3.5), breaks={"test_explain_hidden": 3})
 
 # Pairs every left-over checkpoint key with its first free candidate: ambiguous renames are guessed.
 EXPLAIN_GREEDY_RENAMES = SOLUTION.edited("explain_incompatibility", """
@@ -211,9 +211,9 @@ EXPLAIN_GREEDY_RENAMES = SOLUTION.edited("explain_incompatibility", """
 
 SOLUTION.student("migration_only_top_level",
                  {"migrate_state_dict": MIGRATE_ONLY_TOP_LEVEL, "explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
-                 (2, 0, 2, 0))
+                 (2, 2.67, 2, 3.5))
 SOLUTION.student("explain_greedy_renames", {"explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
-                 (0, 0, 2, 0), breaks={"test_explain_hidden": 4})
+                 (0, 0, 2, 3.5), breaks={"test_explain_hidden": 4})
 
 # Strips "module." from the checkpoint's own keys, in place, before comparing.
 EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited("explain_incompatibility", """
@@ -229,7 +229,7 @@ EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited("explain_incompatibility", """
 -        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
 """)
 
-SOLUTION.student("explain_mutates_checkpoint", {"explain_incompatibility": EXPLAIN_MUTATES_CHECKPOINT}, (0, 0, 0, 0))
+SOLUTION.student("explain_mutates_checkpoint", {"explain_incompatibility": EXPLAIN_MUTATES_CHECKPOINT}, (0, 0, 0, 2.5))
 
 # Tries load_state_dict(strict=False) on the model itself first: it overwrites the model's weights.
 EXPLAIN_LOADS_INTO_MODEL = SOLUTION.edited("explain_incompatibility", '''
@@ -241,7 +241,7 @@ EXPLAIN_LOADS_INTO_MODEL = SOLUTION.edited("explain_incompatibility", '''
 ''')
 
 SOLUTION.student("explain_loads_into_model", {"explain_incompatibility": EXPLAIN_LOADS_INTO_MODEL},
-                 (0, 0, 0, 0), breaks={"test_explain_hidden": 7})
+                 (0, 0, 0, 3.5), breaks={"test_explain_hidden": 7})
 
 # Compares the number of elements instead of the shape: a transposed weight or a () saved as (1,) is no mismatch.
 EXPLAIN_COMPARES_SIZES = SOLUTION.edited("explain_incompatibility", """
@@ -250,7 +250,7 @@ EXPLAIN_COMPARES_SIZES = SOLUTION.edited("explain_incompatibility", """
 """)
 
 SOLUTION.student("explain_compares_sizes", {"explain_incompatibility": EXPLAIN_COMPARES_SIZES},
-                 (0, 0, 2, 0), breaks={"test_explain_hidden": 2})
+                 (0, 0, 2, 3.5), breaks={"test_explain_hidden": 2})
 
 # Counts a model key as matched only when the shapes agree: a key with a shape mismatch is also reported missing.
 EXPLAIN_MISMATCH_ALSO_MISSING = SOLUTION.edited("explain_incompatibility", """
@@ -260,7 +260,7 @@ EXPLAIN_MISMATCH_ALSO_MISSING = SOLUTION.edited("explain_incompatibility", """
 """)
 
 SOLUTION.student("explain_mismatch_also_missing", {"explain_incompatibility": EXPLAIN_MISMATCH_ALSO_MISSING},
-                 (0, 0, 0, 0), breaks={"test_explain_hidden": 5})
+                 (0, 0, 0, 3.5), breaks={"test_explain_hidden": 5})
 
 # Sorts by kind only: within a kind, the findings stay in the order they were found.
 EXPLAIN_SORTS_BY_KIND_ONLY = SOLUTION.edited("explain_incompatibility", """
@@ -269,7 +269,7 @@ EXPLAIN_SORTS_BY_KIND_ONLY = SOLUTION.edited("explain_incompatibility", """
 """)
 
 SOLUTION.student("explain_sorts_by_kind_only", {"explain_incompatibility": EXPLAIN_SORTS_BY_KIND_ONLY},
-                 (0, 0, 2, 0), breaks={"test_explain_hidden": 6})
+                 (0, 0, 2, 3.5), breaks={"test_explain_hidden": 6})
 
 # Reads every name of the non-persistent set as a tensor: a non-persistent buffer that holds None has no shape, and
 # the call fails with AttributeError instead of calling the checkpoint's key of that name unexpected.
@@ -282,7 +282,7 @@ EXPLAIN_FORGETS_NONE_BUFFERS = SOLUTION.edited("explain_incompatibility", """
 """)
 
 SOLUTION.student("explain_forgets_none_buffers", {"explain_incompatibility": EXPLAIN_FORGETS_NONE_BUFFERS},
-                 (0, 0, 2, 0))
+                 (0, 0, 2, 3.5))
 
 # Returns None when there is nothing to report, instead of an empty list.
 EXPLAIN_NONE_WHEN_NOTHING = SOLUTION.edited("explain_incompatibility", """
@@ -349,7 +349,7 @@ EXPLAIN_CORRECT_NAMED_BUFFERS = '''def explain_incompatibility(model, state_dict
 
 SOLUTION.student("migration_forgets_none",
                  {"migrate_state_dict": MIGRATE_FORGETS_NONE, "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS},
-                 (2, 0, 2, 4))
+                 (2, 2.67, 2, 4))
 SOLUTION.control("alternative_correct", {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
                                          "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS})
 

@@ -313,17 +313,19 @@ def record_case(rng: random.Random, case: int) -> tuple:
     return model, container(names), plan
 
 
-def entry(value: object) -> object:
-    """A recorded entry as the observation compares it: a tensor by its graph flags, shape and values, a tuple item
-    by item, anything else by type and value."""
+def entry(value: object, values: bool = True) -> object:
+    """A recorded entry as the observation compares it: a tensor by its graph flags, shape and values (without
+    `values`, its shape alone), a tuple item by item, anything else by type and value."""
     if isinstance(value, torch.Tensor):
-        return ["tensor", not value.requires_grad and value.grad_fn is None, data(value)]
+        detached = not value.requires_grad and value.grad_fn is None
+        return ["tensor", detached, data(value) if values else list(value.shape)]
     if type(value) is tuple:
-        return ["tuple", [entry(item) for item in value]]
+        return ["tuple", [entry(item, values) for item in value]]
     return ["value", exact(value)]
 
 
-def records_seen(records: object) -> object:
+def records_seen(records: object, values: bool = True) -> object:
+    """Each name's entries (entry), as named records; without `values`, what each entry is but not its values."""
     if type(records) is not dict:
         return ["not a dict", kind_of(records)]
     seen = []
@@ -331,7 +333,7 @@ def records_seen(records: object) -> object:
         if type(entries) is not list:
             seen.append([plain(name), "not a list", kind_of(entries)])
         else:
-            seen.append([plain(name), [entry(value) for value in entries]])
+            seen.append([plain(name), [entry(value, values) for value in entries]])
     return seen
 
 
@@ -371,16 +373,62 @@ def record_play(record_activations: object, model: nn.Module, names: object, pla
     seen["log"] = list(LOG)
     seen["left"] = differences(before, snapshot(model))
     if plan["kind"] == "unknown":
-        return {key: seen[key] for key in ("inside", "left", "error")} | {"body ran": records is not None}
-    seen["records"] = records_seen(records)
+        return by_rule({key: seen[key] for key in ("inside", "left", "error")} | {"body ran": records is not None}, 1)
     if type(records) is dict:
+        seen["records"] = records_seen(records, values=False)
+        seen["the values recorded"] = records_seen(records)
         lengths = {name: len(entries) for name, entries in records.items()}
         try:
             model(plan["inputs"][0][0])
         except ForwardError:
             pass
         seen["after the block"] = {name: len(entries) for name, entries in records.items()} == lengths
-    return seen
+    return by_rule(seen, RECORD_RULES)
+
+
+# what a seeded case of part 1 looks at, by the rule that asks for it
+RECORD_RULES = {
+    "inside": 2,
+    "outputs": 4,
+    "grads": 4,
+    "error": 5,
+    "log": 4,
+    "left": 5,
+    "records": 3,
+    "after the block": 5,
+}
+FIELD_WORDS = {  # each field of a seeded case in the contract's words
+    "inside": "the tables the block changed when it started",
+    "outputs": "the model's outputs",
+    "grads": "the gradients",
+    "error": "the exception that came out",
+    "log": "the model's own hooks, as they ran",
+    "left": "the tables changed after the block",
+    "records": "what is recorded (each entry's kind, detached or not, shape), call by call",
+    "after the block": "a forward pass after the block adds nothing",
+    "body ran": "the body ran",
+    "norm keys": "the keys of norms",
+    "monitor": "the with statement gives the monitor itself",
+    "nothing added afterwards": "a backward pass afterwards adds no norm",
+    "model kept": "the model is as before",
+    "model's values": "the model's values",
+    "copy": "a new object, of the model's class",
+    "copy's hooks": "the hooks that fire when the copy runs",
+    "pickle": "pickling the copy",
+    "model after": "what the model computes and fires afterwards",
+    "model's tables after remove()": "the model's tables after its handles are removed",
+}
+
+
+def by_rule(seen: dict, rules: dict | int) -> dict:
+    """A seeded case's fields named in the contract's words under the rule that asks for each (`rules`: field ->
+    rule, or one rule for all); a field of no rule (an output every rule shapes) keeps its name, unnamed."""
+    named = {}
+    for field, value in seen.items():
+        rule = rules if type(rules) is int else rules.get(field)
+        words = FIELD_WORDS.get(field, field)
+        named[words if rule is None else f"rule {rule}: {words}"] = value
+    return named
 
 
 def fresh(build: object) -> object:
@@ -467,7 +515,7 @@ def forward_hooks_added(before: dict, model: nn.Module) -> list:
 
 
 def record_starting(record_activations: object, model: nn.Module, names: object) -> dict:
-    """Clause 1: start a block and leave it at once: what it gave, how many forward hooks each module gained, the
+    """Rule 1: start a block and leave it at once: what it gave, how many forward hooks each module gained, the
     exception it raised, whether the body ran and what it left behind."""
     before = snapshot(model)
     seen: dict = {"body ran": False, "error": None}
@@ -483,7 +531,7 @@ def record_starting(record_activations: object, model: nn.Module, names: object)
 
 
 def record_twice(record_activations: object) -> list:
-    """Clause 1: two blocks on one model give two new dicts; the second starts empty, the first keeps its entry."""
+    """Rule 1: two blocks on one model give two new dicts; the second starts empty, the first keeps its entry."""
     model = nn.Sequential(nn.Linear(2, 2))
     x = torch.randn(3, 2)
     with record_activations(model, ["0"]) as first:
@@ -494,14 +542,14 @@ def record_twice(record_activations: object) -> list:
 
 
 def record_inside(record_activations: object, model: nn.Module, names: object) -> list:
-    """Clause 2: how each table of the model changed while the block runs (the hook's place, its options)."""
+    """Rule 2: how each table of the model changed while the block runs (the hook's place, its options)."""
     before = snapshot(model)
     with record_activations(model, names):
         return changes(before, model)
 
 
 def recorded_values(record_activations: object, model: nn.Module, names: object, x: torch.Tensor) -> object:
-    """Clause 2: the values a block records over one forward pass (shape and values only)."""
+    """Rule 2: the values a block records over one forward pass (shape and values only)."""
     with record_activations(model, names) as records:
         model(x)
     if type(records) is not dict:
@@ -513,7 +561,7 @@ def recorded_values(record_activations: object, model: nn.Module, names: object,
 
 
 def recorded(record_activations: object, model: nn.Module, names: object, inputs: list) -> object:
-    """Clause 3: the entries a block records over some forward passes (a ForwardError caught inside the body)."""
+    """Rule 3: the entries a block records over some forward passes (a ForwardError caught inside the body)."""
     with record_activations(model, names) as records:
         for x in inputs:
             try:
@@ -524,7 +572,7 @@ def recorded(record_activations: object, model: nn.Module, names: object, inputs
 
 
 def watched(record_activations: object, model: nn.Module, names: object, x: torch.Tensor) -> list:
-    """Clause 4: the model's output, the gradients of a weighted sum and the model's own hooks' calls, in a block."""
+    """Rule 4: the model's output, the gradients of a weighted sum and the model's own hooks' calls, in a block."""
     params = list(model.parameters())
     with record_activations(model, names):
         out = model(x)
@@ -537,7 +585,7 @@ def watched(record_activations: object, model: nn.Module, names: object, x: torc
 def record_leaving(
     record_activations: object, model: nn.Module, names: object, inputs: list, body_raises: bool
 ) -> dict:
-    """Clause 5: leave a block normally or by an exception: the exception that came out, the tables left, how many
+    """Rule 5: leave a block normally or by an exception: the exception that came out, the tables left, how many
     entries the dict kept, and how many after one more forward pass and which of the model's own hooks it ran."""
     before = snapshot(model)
     body_error = BodyError("the body raises on purpose")
@@ -569,7 +617,7 @@ def record_leaving(
 
 
 def record_fixed(record_activations: object) -> list:
-    """The fixed cases of record_activations, clause by clause (the contract of part 1)."""
+    """The fixed cases of record_activations, rule by rule (the contract of part 1)."""
     ra = record_activations
     x = torch.randn  # each case draws its inputs after fresh() has seeded the generator
 
@@ -929,70 +977,67 @@ def exercise(model: nn.Module, x: torch.Tensor) -> list:
     return [data(out), list(LOG)]
 
 
-def structure(model: nn.Module, clean: object, tables: bool = True) -> list:
-    """The structure of a model, module by module and tensor by tensor, as observations (without the
-    hook tables and flag when not tables)."""
-    seen: list = []
+def structure(model: nn.Module, clean: object) -> tuple[dict, dict]:
+    """How the copy relates to the model: (its tree, modes and tensors, module by module and tensor by tensor, as
+    rule 1 asks; each module's hook and flag tables and _is_full_backward_hook, as rule 2 asks). Where a module's
+    children differ the walk stops: the tree differs as a whole."""
+    modules: dict = {}
+    hooks: dict = {}
     copy_of: dict = {}
     original_of: dict = {}
     model_modules = [module for _, module in walk(model)]
     pairs = [("", model, clean)]
     while pairs:
         path, orig, got = pairs.pop(0)
+        place = path or "(the model)"
         if id(orig) in copy_of:
-            seen.append([path, "shared", copy_of[id(orig)] is got])
+            modules[place] = {"the copy of a module met before": copy_of[id(orig)] is got}
             continue
         copy_of[id(orig)] = got
         distinct = id(got) not in original_of
         original_of[id(got)] = path
         state = vars(got)
         children, orig_children = state["_modules"], vars(orig)["_modules"]
-        seen.append(
-            [
-                path,
-                distinct,
-                type(got) is type(orig),
-                all(got is not module for module in model_modules),
-                state["training"] == vars(orig)["training"],
-                [
-                    [kind_of(state.get(table)), len(state[table]) if hasattr(state.get(table), "__len__") else None]
-                    for table in TABLES
-                ]
-                if tables
-                else None,
-                exact(state.get("_is_full_backward_hook", "missing")) if tables else None,
-                plain(list(children)),
-            ]
-        )
+        modules[place] = {
+            "a copy of its own": distinct,
+            "exactly its class": type(got) is type(orig),
+            "not one of the model's modules": all(got is not module for module in model_modules),
+            "the same training flag": state["training"] == vars(orig)["training"],
+            "its children": plain(list(children)),
+        }
+        hooks[place] = {
+            table: [kind_of(state.get(table)), len(state[table]) if hasattr(state.get(table), "__len__") else None]
+            for table in TABLES
+        } | {"_is_full_backward_hook": exact(state.get("_is_full_backward_hook", "missing"))}
         if list(children) != list(orig_children):
-            return seen
+            return {"each module": modules}, hooks
         for key, child in orig_children.items():
             pairs.append((key if path == "" else f"{path}.{key}", child, children[key]))
+    tree = {"each module": modules}
     expected, got = tensors(model), tensors(clean)
-    seen.append(plain([where for where, _ in got]))
+    tree["the tensors, by name"] = plain([where for where, _ in got])
     if [where for where, _ in got] != [where for where, _ in expected]:
-        return seen
+        return tree, hooks
     copies: dict = {}
     storages = {value.untyped_storage().data_ptr() for _, value in expected if value is not None}
+    each: dict = {}
     for (where, value), (_, other) in zip(expected, got, strict=True):
         if value is None or other is None:
-            seen.append([where, other is None])
+            each[where] = {"None": other is None}
             continue
-        seen.append(
-            [
-                where,
-                type(other).__name__,
-                other is not value,
-                other.untyped_storage().data_ptr() not in storages,
-                str(other.dtype),
-                data(other),
-                other.requires_grad,
-                copies.get(id(value), other) is other,
-            ]
-        )
+        each[where] = {
+            "class": type(other).__name__,
+            "a new tensor": other is not value,
+            "memory of its own": other.untyped_storage().data_ptr() not in storages,
+            "dtype": str(other.dtype),
+            "values": data(other),
+            "requires_grad": other.requires_grad,
+            "shared where the model's is": copies.get(id(value), other) is other,
+        }
         copies[id(value)] = other
-    seen.append(len({id(v) for v in copies.values()}) == len(copies))
-    return seen
+    tree["each tensor"] = each
+    tree["each copy is one tensor only"] = len({id(v) for v in copies.values()}) == len(copies)
+    return tree, hooks
 
 
 def strip_check(strip_hooks: object, model: nn.Module, width: int, handles: list, gen: torch.Generator) -> dict:
@@ -1008,26 +1053,33 @@ def strip_check(strip_hooks: object, model: nn.Module, width: int, handles: list
     seen["model kept"] = snapshot_all(model) == before
     seen["model's values"] = [None if value is None else data(value) for _, value in tensors(model)]
     seen["copy"] = [clean is not model, type(clean) is type(model)]
-    seen["structure"] = structure(model, clean)
+    seen["rule 1: the copy's tree, modes and tensors"], seen["rule 2: the copy's hook and flag tables"] = structure(
+        model, clean
+    )
     LOG.clear()
     with torch.no_grad():
         got = clean(x)
     seen["copy's hooks"] = list(LOG)
-    seen["copy's output"] = data(got)
+    seen["what the copy computes"] = data(got)
     try:
         restored = pickle.loads(pickle.dumps(clean))
+        seen["pickle"] = "works"
     except Exception as error:  # noqa: BLE001
         seen["pickle"] = raised(error)
-        return seen
+        restored = None
     with torch.no_grad():
-        seen["unpickled output"] = data(restored(x))
+        seen["what the unpickled copy computes"] = None if restored is None else data(restored(x))
     seen["model after"] = exercise(model, x)
     for handle in handles:
         handle.remove()
     seen["model's tables after remove()"] = [
         [path, table] for path, module in walk(model) for table in TABLES if len(vars(module)[table])
     ]
-    return seen
+    return by_rule(seen, STRIP_RULES)
+
+
+STRIP_RULES = {"copy": 1, "copy's hooks": 2, "pickle": 2}  # what a seeded case of part 2 looks at, by its rule
+STRIP_RULES |= dict.fromkeys(["model kept", "model's values", "model after", "model's tables after remove()"], 3)
 
 
 def snapshot_all(root: nn.Module) -> list:
@@ -1047,7 +1099,7 @@ def snapshot_all(root: nn.Module) -> list:
 
 
 def clean_tables(clean: object) -> object:
-    """Clause 2: each module of the copy, by path: each of its eleven tables' class and length, and its
+    """Rule 2: each module of the copy, by path: each of its eleven tables' class and length, and its
     _is_full_backward_hook."""
     if not isinstance(clean, nn.Module):
         return ["not a module", kind_of(clean)]
@@ -1120,7 +1172,7 @@ def typed() -> tuple:
 
 
 def update_copy(model: nn.Module, clean: nn.Module, handles: list) -> list:
-    """Clause 1: add 1 to every parameter and buffer of the copy in place: the model's own values do not move."""
+    """Rule 1: add 1 to every parameter and buffer of the copy in place: the model's own values do not move."""
     with torch.no_grad():
         for _, value in tensors(clean):
             if value is not None:
@@ -1137,7 +1189,7 @@ def doubling() -> tuple:
 
 
 def computes(model: nn.Module, clean: object, handles: list) -> list:
-    """Clause 2: what the copy computes and which hooks it runs."""
+    """Rule 2: what the copy computes and which hooks it runs."""
     x = torch.randn(2, 3, requires_grad=True)
     LOG.clear()
     out = clean(x)
@@ -1146,7 +1198,7 @@ def computes(model: nn.Module, clean: object, handles: list) -> list:
 
 
 def pickles(model: nn.Module, clean: object, handles: list) -> list:
-    """Clause 2: the copy pickles, and the unpickled copy computes what the copy computes."""
+    """Rule 2: the copy pickles, and the unpickled copy computes what the copy computes."""
     x = torch.randn(2, 3)
     restored = pickle.loads(pickle.dumps(clean))
     with torch.no_grad():
@@ -1154,7 +1206,7 @@ def pickles(model: nn.Module, clean: object, handles: list) -> list:
 
 
 def kept(model: nn.Module, handles: list, strip_hooks: object) -> list:
-    """Clause 3: the model's slots, tables and tensors before and after strip_hooks."""
+    """Rule 3: the model's slots, tables and tensors before and after strip_hooks."""
     before = snapshot_all(model)
     ids = [(where, id(value)) for where, value in tensors(model)]
     values = [None if value is None else data(value) for _, value in tensors(model)]
@@ -1167,7 +1219,7 @@ def kept(model: nn.Module, handles: list, strip_hooks: object) -> list:
 
 
 def still_hooked(model: nn.Module, handles: list, strip_hooks: object) -> list:
-    """Clause 3: after strip_hooks, the model's hooks fire and its handles remove them."""
+    """Rule 3: after strip_hooks, the model's hooks fire and its handles remove them."""
     strip_hooks(model)
     seen = exercise(model, torch.randn(2, 3))
     for handle in handles:
@@ -1176,7 +1228,7 @@ def still_hooked(model: nn.Module, handles: list, strip_hooks: object) -> list:
 
 
 def strip_fixed(strip_hooks: object) -> list:
-    """The fixed cases of strip_hooks, clause by clause (the contract of part 2)."""
+    """The fixed cases of strip_hooks, rule by rule (the contract of part 2)."""
     sh = strip_hooks
 
     def hand_built() -> tuple:
@@ -1184,7 +1236,7 @@ def strip_fixed(strip_hooks: object) -> list:
         return model, handles
 
     def copy_case(build: object) -> object:
-        return fresh(lambda: stripped(sh, build, lambda model, clean, handles: structure(model, clean, tables=False)))
+        return fresh(lambda: stripped(sh, build, lambda model, clean, handles: structure(model, clean)[0]))
 
     def tables_case(build: object) -> object:
         return fresh(lambda: stripped(sh, build, lambda model, clean, handles: clean_tables(clean)))
@@ -1405,7 +1457,8 @@ def monitor_check(monitor_class: object, model: nn.Module, names: list, plan: di
             monitor.remove()
             monitor.remove()
         else:
-            with monitor_class(model, names) as monitor:
+            created = monitor_class(model, names)
+            with created as monitor:
                 seen["inside"].append(changes(before, model))
                 for x, weights, loss_kind in inputs:
                     seen["grads"].append(one_pass(model, x, weights, loss_kind))
@@ -1415,15 +1468,42 @@ def monitor_check(monitor_class: object, model: nn.Module, names: list, plan: di
         error = caught
     seen["left"] = differences(before, snapshot(model))
     if plan["kind"] == "unknown":
-        return {"left": seen["left"], "error": error_seen(error, plan), "inside": seen["inside"]}
+        return by_rule({"left": seen["left"], "error": error_seen(error, plan), "inside": seen["inside"]}, 1)
     if plan["kind"] == "body":
         seen["error"] = error_seen(error, plan)
-    seen["monitor"] = isinstance(monitor, monitor_class)
+    if plan["kind"] != "manual":
+        seen["monitor"] = monitor is created
+        monitor = created
+        # the flags are remove()'s business (rule 4), once leaving the block removed the hooks at all (rule 5)
+        tables = [line for line in seen["left"] if "_is_full_backward_hook" not in line]
+        flags = [line for line in seen["left"] if "_is_full_backward_hook" in line]
+        seen["left"] = {"the tables changed": tables} if tables else {"rule 4: the flags changed": flags}
+    canonical = {id(module): name for name, module in model.named_modules()}
+    every = dict(model.named_modules(remove_duplicate=False))
+    keys = list(dict.fromkeys(canonical[id(every[name])] for name in names))  # rule 1's keys, in order
+    counts = norm_counts(monitor.norms, keys)
+    got = list(dict.keys(monitor.norms)) if isinstance(monitor.norms, dict) else kind_of(monitor.norms)
+    # how many norms each key holds is rule 2's, once the keys are rule 1's
+    seen["norm keys"] = {"those of rule 1": {"rule 2: the norms under each": counts}} if got == keys else plain(got)
     x, weights, loss_kind = plan["inputs"][-1]
     one_pass(model, x, weights, loss_kind)
     seen["log"] = list(LOG)
-    seen["norms"] = norms_seen(monitor.norms)
-    return seen
+    seen["nothing added afterwards"] = norm_counts(monitor.norms, keys) == counts
+    seen["the norms recorded"] = norms_seen(monitor.norms)
+    ending = 4 if plan["kind"] == "manual" else 5  # remove() itself, or leaving a with block
+    rules = {"inside": 1, "norm keys": 1, "grads": 3}
+    return by_rule(
+        seen, rules | {"left": ending, "log": ending, "monitor": ending, "error": 5, "nothing added afterwards": ending}
+    )
+
+
+def norm_counts(norms: object, keys: list[str]) -> object:
+    """Rule 2's part of the norms that no other rule changes: under each of these keys, how many norms and whether
+    each is a float."""
+    if not isinstance(norms, dict):
+        return None
+    found = [[key, dict.get(norms, key)] for key in keys]
+    return [[key, [len(got), all(type(v) is float for v in got)] if type(got) is list else None] for key, got in found]
 
 
 class TwoOutputs(nn.Module):
@@ -1451,7 +1531,7 @@ def weighted(out: torch.Tensor) -> torch.Tensor:
 
 
 def monitor_starting(monitor_class: object, model: nn.Module, names: object) -> dict:
-    """Clause 1: create a monitor: its norms as given, how each table changed (and the flag), or the exception raised
+    """Rule 1: create a monitor: its norms as given, how each table changed (and the flag), or the exception raised
     and what it left behind."""
     before = snapshot(model)
     seen: dict = {"error": None}
@@ -1466,7 +1546,7 @@ def monitor_starting(monitor_class: object, model: nn.Module, names: object) -> 
 
 
 def norms_after(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor, losses: list) -> object:
-    """Clause 2: the norms a monitor records over one backward pass per loss."""
+    """Rule 2: the norms a monitor records over one backward pass per loss."""
     monitor = monitor_class(model, names)
     for loss in losses:
         loss(model(x)).backward()
@@ -1474,22 +1554,26 @@ def norms_after(monitor_class: object, model: nn.Module, names: object, x: torch
 
 
 def monitored_gradients(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor) -> list:
-    """Clause 3: the gradients of every parameter and of the input under a monitor, and the model's own hooks' calls."""
+    """Rule 3: the gradients of every parameter and of the input under a monitor, and the model's own hooks' calls."""
     monitor_class(model, names)
     LOG.clear()
     grads = torch.autograd.grad(weighted(model(x)), list(model.parameters()) + [x], allow_unused=True)
-    return [grads_data(grads), list(LOG)]
+    names = [name for name, _ in model.named_parameters()] + ["the input"]
+    return {
+        "each gradient": dict(zip(names, grads_data(grads), strict=True)),
+        "the model's own hooks, as they ran": list(LOG),
+    }
 
 
 def watched_first(monitor_class: object, model: nn.Module, x: torch.Tensor) -> list:
-    """Clause 3: a monitor on the first layer only, fed with data that does not require grad: the parameters'
+    """Rule 3: a monitor on the first layer only, fed with data that does not require grad: the parameters'
     gradients after one backward pass."""
     monitor_class(model, ["0"])
     return one_pass(model, x, torch.randn(3, 2, dtype=torch.float64), "weighted sum")
 
 
 def removing(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor) -> dict:
-    """Clause 4: one backward pass, remove(), another pass, remove() again: the tables and flags left, the norms kept,
+    """Rule 4: one backward pass, remove(), another pass, remove() again: the tables and flags left, the norms kept,
     the model's own hooks' calls, and whether an old-style backward hook is accepted afterwards."""
     before = snapshot(model)
     monitor = monitor_class(model, names)
@@ -1510,7 +1594,7 @@ def removing(monitor_class: object, model: nn.Module, names: object, x: torch.Te
 
 
 def in_with(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor, body_raises: bool) -> dict:
-    """Clause 5: a with block (one backward pass inside, then maybe an exception): what `as` gave, the exception
+    """Rule 5: a with block (one backward pass inside, then maybe an exception): what `as` gave, the exception
     that came out, the hook tables left (the flag is remove()'s business), the norms kept and after one more pass."""
     before = snapshot(model)
     body_error = BodyError("the body raises on purpose")
@@ -1534,7 +1618,7 @@ def in_with(monitor_class: object, model: nn.Module, names: object, x: torch.Ten
 
 
 def monitor_fixed(monitor_class: object) -> list:
-    """The fixed cases of GradNormMonitor, clause by clause (the contract of part 3), in float64."""
+    """The fixed cases of GradNormMonitor, rule by rule (the contract of part 3), in float64."""
     mc = monitor_class
 
     def first() -> object:
@@ -1690,7 +1774,7 @@ OBSERVERS = {
     "test_grad_norm_monitor_hidden": whole(observe_monitor_hidden),
 }
 
-# hidden test cell -> {number of a clause of its part's contract, as the notebook numbers it: a short name}.
+# hidden test cell -> {number of a rule of its part's contract, as the notebook numbers it: a short name}.
 CLAUSES = {
     "test_record_activations_hidden": {
         1: "starting the block: names checked first, one hook per module, the result dict",

@@ -252,7 +252,7 @@ STRIP_CLEARS_ORIGINAL = SOLUTION.edited_answer(_STRIP_RIGHT, """
 """)
 
 SOLUTION.student("strip_clears_original", {"strip_hooks": STRIP_CLEARS_ORIGINAL},
-                 (0, 0, 0, 0, 0, 0), breaks={"test_strip_hooks_hidden": 3})
+                 (0, 0, 0, 2.67, 0, 0), breaks={"test_strip_hooks_hidden": 3})
 
 # A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
 STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
@@ -286,7 +286,7 @@ STRIP_CHILDREN_ONLY = SOLUTION.edited_answer(_STRIP_RIGHT, """
 
 SOLUTION.student("record_validates_late", {"record_activations": RECORD_VALIDATES_LATE,
                   "strip_hooks": STRIP_CHILDREN_ONLY},
-                 (2, 0, 2, 0, 0, 0), breaks={"test_record_activations_hidden": 1})
+                 (2, 3.2, 2, 2.67, 0, 0), breaks={"test_record_activations_hidden": 1})
 
 # Cleans the copy right, then puts it in the root's mode with clean.train(model.training): train() recurses, so a
 # submodule that was in another mode than the root loses its own flag.
@@ -297,7 +297,7 @@ STRIP_TRAIN_LIKE_ROOT = SOLUTION.edited_answer(_STRIP_RIGHT, """
 
 SOLUTION.student("record_no_detach", {"record_activations": RECORD_NO_DETACH,
                   "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR},
-                 (0, 0, 2, 4, 0, 0))
+                 (0, 3.2, 2, 4, 0, 0))
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 3: GradNormMonitor
@@ -352,7 +352,7 @@ MONITOR_FLAG_LEFT_SET = MONITOR_TEMPLATE.format(record=NORM, restore="", exit=EX
 
 SOLUTION.student("strip_forgets_flag_tables", {"strip_hooks": STRIP_FORGETS_FLAG_TABLES,
                   "grad_norm_monitor": MONITOR_FLAG_LEFT_SET},
-                 (0, 0, 2, 0, 2, 0), breaks={"test_strip_hooks_hidden": 2, "test_grad_norm_monitor_hidden": 4})
+                 (0, 0, 2, 2.67, 2, 3.2), breaks={"test_strip_hooks_hidden": 2, "test_grad_norm_monitor_hidden": 4})
 
 # Resets the flag to None instead of putting back the value it had: on a module that had its own full
 # backward hook, that hook stops firing (torch reads a None flag as "no full backward hooks").
@@ -362,7 +362,8 @@ MONITOR_RESETS_FLAG_TO_NONE = MONITOR_TEMPLATE.format(
     exit=EXIT,
 )
 
-SOLUTION.student("monitor_resets_flag_to_none", {"grad_norm_monitor": MONITOR_RESETS_FLAG_TO_NONE}, (0, 0, 0, 0, 2, 0))
+SOLUTION.student("monitor_resets_flag_to_none", {"grad_norm_monitor": MONITOR_RESETS_FLAG_TO_NONE},
+                 (0, 0, 0, 0, 2, 2.4))
 
 # Leaving the with block does nothing: the hooks stay registered and keep recording.
 MONITOR_NEVER_REMOVES = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE, exit="        pass\n")
@@ -370,7 +371,7 @@ MONITOR_NEVER_REMOVES = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE, ex
 SOLUTION.student("strip_deepcopy_only", {"record_activations": RECORD_CORRECT_CLASS,
                   "strip_hooks": STRIP_DEEPCOPY_ONLY,
                   "grad_norm_monitor": MONITOR_NEVER_REMOVES},
-                 (2, 4, 0, 0, 0, 0), breaks={"test_grad_norm_monitor_hidden": 5})
+                 (2, 4, 0, 2.67, 0, 3.2), breaks={"test_grad_norm_monitor_hidden": 5})
 
 # Measures grad_input[0], the gradient with respect to the module's input, instead of grad_output[0].
 MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
@@ -382,7 +383,7 @@ MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
 
 SOLUTION.student("record_hook_returns_output", {"record_activations": RECORD_HOOK_RETURNS_OUTPUT,
                   "grad_norm_monitor": MONITOR_GRAD_INPUT},
-                 (0, 0, 0, 0, 0, 0), breaks={"test_record_activations_hidden": 4})
+                 (0, 3.2, 0, 0, 0, 1.6), breaks={"test_record_activations_hidden": 4})
 
 # Stores the 0-dimensional tensors that .norm() returns instead of Python floats.
 MONITOR_TENSOR_NORMS = MONITOR_TEMPLATE.format(
@@ -391,7 +392,7 @@ MONITOR_TENSOR_NORMS = MONITOR_TEMPLATE.format(
 
 SOLUTION.student("record_no_finally", {"record_activations": RECORD_NO_FINALLY,
                   "grad_norm_monitor": MONITOR_TENSOR_NORMS},
-                 (2, 0, 0, 0, 0, 0), breaks={"test_record_activations_hidden": 5})
+                 (2, 3.2, 0, 0, 0, 1.6), breaks={"test_record_activations_hidden": 5})
 
 # Forgets that grad_output[0] is None when the loss does not use the module's first output: the hook raises
 # AttributeError in the middle of backward instead of recording 0.0.
@@ -400,7 +401,7 @@ MONITOR_NONE_FAILS = MONITOR_TEMPLATE.format(record="float(grad_output[0].norm()
 SOLUTION.student("record_prepends", {"record_activations": RECORD_PREPENDS,
                   "strip_hooks": STRIP_TRAIN_LIKE_ROOT,
                   "grad_norm_monitor": MONITOR_NONE_FAILS},
-                 (2, 0, 2, 0, 2, 0),
+                 (2, 3.2, 2, 2.67, 2, 3.2),
                  breaks={"test_record_activations_hidden": 2, "test_strip_hooks_hidden": 1,
                          "test_grad_norm_monitor_hidden": 2})
 
@@ -413,7 +414,8 @@ MONITOR_HOOK_RETURNS_LIST = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE
 
 SOLUTION.student("record_detaches_first_level", {"record_activations": RECORD_DETACHES_FIRST_LEVEL,
                   "grad_norm_monitor": MONITOR_HOOK_RETURNS_LIST},
-                 (2, 0, 0, 0, 0, 0), breaks={"test_record_activations_hidden": 3, "test_grad_norm_monitor_hidden": 3})
+                 (2, 3.2, 0, 0, 0, 3.2),
+                 breaks={"test_record_activations_hidden": 3, "test_grad_norm_monitor_hidden": 3})
 
 # One hook per requested name, keyed by the requested name: a shared submodule gets two hooks.
 MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
@@ -455,7 +457,7 @@ MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
 
 SOLUTION.student("hook_per_name", {"record_activations": RECORD_HOOK_PER_NAME,
                   "grad_norm_monitor": MONITOR_HOOK_PER_NAME},
-                 (2, 0, 0, 0, 2, 0), breaks={"test_grad_norm_monitor_hidden": 1})
+                 (2, 0.8, 0, 0, 2, 3.2), breaks={"test_grad_norm_monitor_hidden": 1})
 
 # A correct part 3 written differently: torch.linalg.vector_norm, handles kept per module, and the flag
 # put back to None only where it was None before.
@@ -509,7 +511,7 @@ MONITOR_CORRECT_ALTERNATIVE = '''class GradNormMonitor:
 
 SOLUTION.student("strip_forgets_backward_flag", {"strip_hooks": STRIP_FORGETS_BACKWARD_FLAG,
                   "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE},
-                 (0, 0, 2, 0, 2, 4))
+                 (0, 0, 2, 2.67, 2, 4))
 SOLUTION.control("alternative_correct", {"record_activations": RECORD_CORRECT_CLASS,
                                          "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
                                          "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE})

@@ -222,16 +222,26 @@ def mini_replay(probe: type, leaf: type, mini_module: type, steps: list) -> obje
         return [["Probe()", raised(error)]]
     world.keep.append(world.mini)
     if world.built:  # the slots of a built start only
-        seen.append(mini_state(world)[0])
+        seen.append({"rule 1: the slots of a new Probe": mini_state(world)[0]})
     for step in steps[1:]:
         try:
-            seen.append([mini_apply(world, step), *mini_state(world)])
+            seen.append({mini_step(step): [mini_apply(world, step), *mini_state(world)]})
         except Skip:
             seen.append("skip")
             return seen
         except Exception as error:  # noqa: BLE001
             seen.append(["step raised", type(error).__name__])
     return seen
+
+
+MINI_RULES = {"init": 1, "set": 2, "get": 3, "del": 4, "buffer": 5}  # the rule of part 1 each kind of step tests
+MINI_WORDS = {"init": "__init__ again", "set": "setting", "get": "getting", "del": "deleting", "buffer": "registering"}
+
+
+def mini_step(step: tuple) -> str:
+    """A step of a sequence of part 1 as a label: the rule it tests and what it does ("rule 2: setting 'w'")."""
+    name = "" if step[0] == "init" else f" {step[1]!r}"
+    return f"rule {MINI_RULES[step[0]]}: {MINI_WORDS[step[0]]}{name}"
 
 
 def random_value(rng: random.Random, made: dict) -> tuple:
@@ -338,22 +348,28 @@ class Bench:
         """vars(m) key by key, in order, with what each holds."""
         return [[plain(key), self.view(value)] for key, value in vars(self.m).items()]
 
-    def do(self, action: Callable[[], object]) -> None:
-        """An action and the state after it: what it returned (by name) or the class of what it raised."""
+    def do(self, action: Callable[[], object], what: str) -> None:
+        """An action (`what` it does, in words) and the state after it: what it returned (by name) or the class of
+        what it raised; recorded under "step n: what"."""
         got = outcome(action)
         result = ["returned", self.view(got[1])] if got[0] == "ok" else ["raised", type(got[1]).__name__]
-        self.seen.append([result, self.state()])
+        self.record(what, {"what it did": result, "vars(m) afterwards": self.state()})
 
     def set(self, name: str, value: object) -> None:
-        self.do(lambda: setattr(self.m, name, value))
+        self.do(lambda: setattr(self.m, name, value), f"m.{name} = {self.view(value)}")
 
     def get(self, name: str) -> None:
         got = outcome(lambda: getattr(self.m, name))
         if got[0] == "ok":
-            self.seen.append(["returned", self.view(got[1])])
+            self.record(f"m.{name}", {"what it gave": ["returned", self.view(got[1])]})
         else:
             error = got[1]
-            self.seen.append(["raised", type(error).__name__, str(error) if type(error) is AttributeError else None])
+            message = str(error) if type(error) is AttributeError else None
+            self.record(f"m.{name}", {"what it gave": ["raised", type(error).__name__, message]})
+
+    def record(self, what: str, seen: dict) -> None:
+        """One step of the case, as a named record: ["step n: what", what was seen]."""
+        self.seen.append([f"step {len(self.seen) + 1}: {what}", seen])
 
     def done(self) -> list:
         return self.seen
@@ -388,7 +404,7 @@ def init_cases(mini_module: type) -> list:
         object.__setattr__(bench.m, "note", 5)
         vars(bench.m)["training"] = False
         old = {key: vars(bench.m)[key] for key in SLOTS}
-        bench.do(lambda: type(bench.m).__init__(bench.m))
+        bench.do(lambda: type(bench.m).__init__(bench.m), "type(m).__init__(m)")
         return [bench.done(), [key for key in SLOTS[1:] if vars(bench.m).get(key) is old[key]]]
 
     return [
@@ -502,25 +518,37 @@ def setattr_cases(mini_module: type) -> list:
 
     return [
         fixed(2, "a Parameter on a new MiniModule(): _parameters stays a dict", first),
-        fixed(2, "rule 1: Parameters under new names go last, a registered name keeps its place", new_and_replaced),
         fixed(
-            2, "rule 1: a Parameter over a plain attribute, a non-persistent buffer, a submodule", parameter_replaces
+            2, "routing rule 1: Parameters under new names go last, a registered name keeps its place", new_and_replaced
         ),
-        fixed(2, 'rule 1: a Parameter named "a.b" or "" raises KeyError after the removal', bad_names),
-        fixed(2, "rule 1: a Parameter named like a method, a property or a class attribute: KeyError", class_names),
-        fixed(2, "rule 1: a Parameter on a half-built object raises AttributeError", half_parameter),
         fixed(
-            2, "rule 2: a tensor, a MiniModule, an int, a str on a parameter name raise TypeError; None", parameter_name
+            2,
+            "routing rule 1: a Parameter over a plain attribute, a non-persistent buffer, a submodule",
+            parameter_replaces,
         ),
-        fixed(2, "rule 3: MiniModules over a plain attribute, a buffer, None, and unchecked names", module_routing),
-        fixed(2, "rule 3: a MiniModule on a half-built object raises AttributeError", half_module),
-        fixed(2, "rule 4: a tensor, an int, a list on a submodule name raise TypeError; None", module_name),
+        fixed(2, 'routing rule 1: a Parameter named "a.b" or "" raises KeyError after the removal', bad_names),
         fixed(
-            2, "rule 5: tensors and None on buffer names keep their persistence; others raise TypeError", buffer_name
+            2, "routing rule 1: a Parameter named like a method, a property or a class attribute: KeyError", class_names
         ),
-        fixed(2, "rule 6: a plain tensor, int, str, None under new names are plain attributes", plain_values),
-        fixed(2, "rule 6: every value but a Parameter or a MiniModule on a half-built object", half_plain),
-        fixed(2, "rule 6: a property's setter, a property without one, a class attribute", python_rules),
+        fixed(2, "routing rule 1: a Parameter on a half-built object raises AttributeError", half_parameter),
+        fixed(
+            2,
+            "routing rule 2: a tensor, a MiniModule, an int, a str on a parameter name raise TypeError; None",
+            parameter_name,
+        ),
+        fixed(
+            2, "routing rule 3: MiniModules over a plain attribute, a buffer, None, and unchecked names", module_routing
+        ),
+        fixed(2, "routing rule 3: a MiniModule on a half-built object raises AttributeError", half_module),
+        fixed(2, "routing rule 4: a tensor, an int, a list on a submodule name raise TypeError; None", module_name),
+        fixed(
+            2,
+            "routing rule 5: tensors and None on buffer names keep their persistence; others raise TypeError",
+            buffer_name,
+        ),
+        fixed(2, "routing rule 6: a plain tensor, int, str, None under new names are plain attributes", plain_values),
+        fixed(2, "routing rule 6: every value but a Parameter or a MiniModule on a half-built object", half_plain),
+        fixed(2, "routing rule 6: a property's setter, a property without one, a class attribute", python_rules),
     ]
 
 
@@ -585,7 +613,7 @@ def delattr_cases(mini_module: type) -> list:
         bench.put("_modules", "sub", bench.leaf("M1"))
         object.__setattr__(bench.m, "note", 5)
         for name in ("mean", "w", "sub", "var", "note"):
-            bench.do(lambda name=name: delattr(bench.m, name))
+            bench.do(lambda name=name: delattr(bench.m, name), f"delattr(m, {name!r})")
         return bench.done()
 
     def none_entries():
@@ -594,7 +622,7 @@ def delattr_cases(mini_module: type) -> list:
         bench.put("_buffers", "c", None, persistent=False)
         bench.put("_modules", "d", None)
         for name in ("b", "c", "d"):
-            bench.do(lambda name=name: delattr(bench.m, name))
+            bench.do(lambda name=name: delattr(bench.m, name), f"delattr(m, {name!r})")
         return bench.done()
 
     def first_registry():
@@ -604,13 +632,13 @@ def delattr_cases(mini_module: type) -> list:
         bench.put("_buffers", "y", bench.tensor("T2"), persistent=False)
         bench.put("_modules", "y", bench.leaf("M1"))
         for name in ("x", "y", "y"):
-            bench.do(lambda name=name: delattr(bench.m, name))
+            bench.do(lambda name=name: delattr(bench.m, name), f"delattr(m, {name!r})")
         return bench.done()
 
     def missing():
         bench = Bench(mini_module)
         for name in ("nothing", "forward"):
-            bench.do(lambda name=name: delattr(bench.m, name))
+            bench.do(lambda name=name: delattr(bench.m, name), f"delattr(m, {name!r})")
         return bench.done()
 
     def replay():
@@ -629,37 +657,53 @@ def delattr_cases(mini_module: type) -> list:
 def buffer_cases(mini_module: type) -> list:
     def registered():
         bench = Bench(mini_module)
-        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T1")))
-        bench.do(lambda: bench.m.register_buffer("none", None))
-        bench.do(lambda: bench.m.register_buffer("param", bench.param("P1")))
-        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T2")))  # keeps its place
+        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T1")), 'm.register_buffer("mean", tensor("T1"))')
+        bench.do(lambda: bench.m.register_buffer("none", None), 'm.register_buffer("none", None)')
+        bench.do(lambda: bench.m.register_buffer("param", bench.param("P1")), 'm.register_buffer("param", param("P1"))')
+        bench.do(
+            lambda: bench.m.register_buffer("mean", bench.tensor("T2")), 'm.register_buffer("mean", tensor("T2"))'
+        )  # keeps its place
         return bench.done()
 
     def persistence():
         bench = Bench(mini_module)
-        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T1"), persistent=False))
-        bench.do(lambda: bench.m.register_buffer("var", bench.tensor("T2"), False))
-        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T3")))  # the default: persistent again
-        bench.do(lambda: bench.m.register_buffer("var", None, persistent=True))
-        bench.do(lambda: bench.m.register_buffer("var", bench.tensor("T4"), persistent=False))
+        bench.do(
+            lambda: bench.m.register_buffer("mean", bench.tensor("T1"), persistent=False),
+            'm.register_buffer("mean", tensor("T1"), persistent=False)',
+        )
+        bench.do(
+            lambda: bench.m.register_buffer("var", bench.tensor("T2"), False),
+            'm.register_buffer("var", tensor("T2"), False)',
+        )
+        bench.do(
+            lambda: bench.m.register_buffer("mean", bench.tensor("T3")), 'm.register_buffer("mean", tensor("T3"))'
+        )  # the default: persistent again
+        bench.do(
+            lambda: bench.m.register_buffer("var", None, persistent=True),
+            'm.register_buffer("var", None, persistent=True)',
+        )
+        bench.do(
+            lambda: bench.m.register_buffer("var", bench.tensor("T4"), persistent=False),
+            'm.register_buffer("var", tensor("T4"), persistent=False)',
+        )
         return bench.done()
 
     def half():
         bench = Bench(mini_module, half=True)
-        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T1")))
-        bench.do(lambda: bench.m.register_buffer(3, [1.0]))
+        bench.do(lambda: bench.m.register_buffer("mean", bench.tensor("T1")), 'm.register_buffer("mean", tensor("T1"))')
+        bench.do(lambda: bench.m.register_buffer(3, [1.0]), "m.register_buffer(3, [1.0])")
         return bench.done()
 
     def not_a_str():
         bench = Bench(mini_module)
         for name in (3, None, b"mean"):
-            bench.do(lambda name=name: bench.m.register_buffer(name, [1.0]))
+            bench.do(lambda name=name: bench.m.register_buffer(name, [1.0]), f"m.register_buffer({name!r}, [1.0])")
         return bench.done()
 
     def dots():
         bench = Bench(mini_module)
         for name in ("a.b", "", "."):
-            bench.do(lambda name=name: bench.m.register_buffer(name, [1.0]))
+            bench.do(lambda name=name: bench.m.register_buffer(name, [1.0]), f"m.register_buffer({name!r}, [1.0])")
         return bench.done()
 
     def taken():
@@ -670,14 +714,19 @@ def buffer_cases(mini_module: type) -> list:
         bench.put("_modules", "side", None)
         object.__setattr__(bench.m, "note", 5)
         for name in ("w", "b", "sub", "side", "note", "forward", "level", "size", "kind"):
-            bench.do(lambda name=name: bench.m.register_buffer(name, bench.tensor(f"T for {name}")))
-        bench.do(lambda: bench.m.register_buffer("w", [1.0]))  # KeyError before the tensor check
+            bench.do(
+                lambda name=name: bench.m.register_buffer(name, bench.tensor(f"T for {name}")),
+                f"m.register_buffer({name!r}, tensor(...))",
+            )
+        bench.do(
+            lambda: bench.m.register_buffer("w", [1.0]), 'm.register_buffer("w", [1.0])'
+        )  # KeyError before the tensor check
         return bench.done()
 
     def not_a_tensor():
         bench = Bench(mini_module)
         for value in ([1.0], 3, bench.leaf("M1")):
-            bench.do(lambda value=value: bench.m.register_buffer("mean", value))
+            bench.do(lambda value=value: bench.m.register_buffer("mean", value), 'm.register_buffer("mean", value)')
         return bench.done()
 
     return [
@@ -1051,14 +1100,18 @@ def listed(trees: Trees, method: str) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-def traversal_play(trees: Trees, step: tuple) -> list:
+def traversal_play(trees: Trees, step: tuple) -> dict:
+    """One building step, then each traversal (which rules 1 to 5 shape together: unnamed, they break the rules shown
+    broken) and what rule 6 asks of them."""
     trees.build(step)
     before = trees.snapshot()
-    seen = []
+    seen: dict = {}
+    kept = []
     for method in ("named_modules", "named_parameters", "named_buffers"):
-        seen.append(listed(trees, method))
-        seen.append(trees.snapshot() == before)
-    seen.append(listed(trees, "named_modules"))
+        seen[f"{method}()"] = listed(trees, method)
+        kept.append(trees.snapshot() == before)
+    seen["rule 6: the tree is as before after each call"] = kept
+    seen["rule 6: a second named_modules() gives the same"] = listed(trees, "named_modules") == seen["named_modules()"]
     return seen
 
 
@@ -1069,7 +1122,7 @@ def tree_of(mini_module: type, recipe: list) -> tuple:
 
 
 def pairs_loose(result: object, labels: dict) -> list:
-    """A traversal's pairs by name and object, whatever kind of pair holds them (the pair's type is clause 1's)."""
+    """A traversal's pairs by name and object, whatever kind of pair holds them (the pair's type is rule 1's)."""
     seen = []
     for item in list(result):
         try:
@@ -1267,12 +1320,12 @@ def load_seen(result: tuple) -> object:
     """What load_state_dict did: a result item by item, or the exception (its message when a RuntimeError)."""
     status, value = result
     if status == "raised":
-        return ["raises", type(value).__name__, str(value) if type(value) is RuntimeError else None]
+        return {"raises": type(value).__name__, "its message": str(value) if type(value) is RuntimeError else None}
     if not isinstance(value, tuple):
-        return ["returns", kind_of(value)]
+        return {"returns": kind_of(value)}
     fields = getattr(type(value), "_fields", None)
-    items = [[kind_of(getattr(value, field)), plain(getattr(value, field))] for field in fields or ()]
-    return ["returns", plain(fields), items]
+    items = {field: [kind_of(getattr(value, field)), plain(getattr(value, field))] for field in fields or ()}
+    return {"returns a named tuple with the fields": plain(fields), "each field": items}
 
 
 STATE_DICT_SEED, STATE_DICT_SEQUENCES = 20130603, 56
@@ -1327,17 +1380,25 @@ def saved_seen(trees: Trees) -> object:
         return raised(error)
     if not isinstance(saved, dict):
         return ["not a dict", kind_of(saved)]
-    seen: list = [plain(list(saved))]
+    values: dict = {}
+    twin = trees.nodes[0][1]
+    keys = list(twin.state_dict()) if twin is not None else list(saved)
     for key, value in saved.items():
         registered = resolve(root, key)
         if not isinstance(value, torch.Tensor):
-            seen.append([key, "not a tensor", kind_of(value)])
+            values[plain(key) if type(key) is str else repr(key)] = ["not a tensor", kind_of(value)]
             continue
         same_memory = value.shape == registered.shape and value.data_ptr() == registered.data_ptr()
-        seen.append(
-            [value is registered, value.requires_grad, same_memory, str(value.dtype), data(value, qualified=True)]
-        )
-    return seen
+        values[key] = {
+            "not the registered object": value is not registered,
+            "requires_grad": value.requires_grad,
+            "the registered tensor's memory": same_memory,
+            "dtype": str(value.dtype),
+            "values": data(value, qualified=True),
+        }
+    # each value is rule 3's where the keys are nn.Module's (which keys, in which order, is rules 1 and 2's)
+    same = list(saved) == list(keys)
+    return {"state_dict()'s keys": {"nn.Module's": {"rule 3: each value": values}} if same else plain(list(saved))}
 
 
 def all_tensors(trees: Trees, side: int) -> list:
@@ -1397,27 +1458,30 @@ def checkpoint_for(trees: Trees, number: int) -> object:
     return types.MappingProxyType(dict(entries))
 
 
-def load_play(trees: Trees, step: tuple) -> list:
+def load_play(trees: Trees, step: tuple) -> dict:
     strict, number = step[1], step[2]
     checkpoint = [("w", torch.ones(1))] if strict == "list" else checkpoint_for(trees, number)
     kwargs = {} if strict in ("default", "list") else {"strict": strict}
     before = [(key, id(value)) for key, value in dict(checkpoint).items()]
     objects = all_tensors(trees, 0)
     got = outcome(lambda: trees.nodes[0][0].load_state_dict(checkpoint, **kwargs))
-    seen: list = [[(key, id(value)) for key, value in dict(checkpoint).items()] == before, load_seen(got)]
     now = all_tensors(trees, 0)
-    seen.append([value is old for value, old in zip(now, objects)])  # noqa: B905 - the observation pairs them so
-    seen.append(
-        [
+    return {
+        "rule 4: the checkpoint is as before": [(key, id(value)) for key, value in dict(checkpoint).items()] == before,
+        "what load_state_dict gives (rules 4 to 8)": load_seen(got),
+        "rule 5: every tensor is still its object (copied in place)": [
+            value is old
+            for value, old in zip(now, objects)  # noqa: B905 - the observation pairs them so
+        ],
+        "every tensor afterwards (rules 5 to 7)": [
             [str(value.dtype), value.requires_grad, data(value, qualified=True)]
             for value, twin in zip(now, all_tensors(trees, 1))  # noqa: B905
             if value is not None and twin is not None
-        ]
-    )
-    return seen
+        ],
+    }
 
 
-def state_dict_play(trees: Trees, step: tuple) -> list:
+def state_dict_play(trees: Trees, step: tuple) -> object:
     if step[0] == "load":
         return load_play(trees, step)
     trees.build(step)
@@ -1454,15 +1518,15 @@ def walk_tree(root: object) -> list:
 
 
 def loose_load(got: tuple) -> object:
-    """What a load did, the returned pair read loosely (its exact type is clause 8's)."""
+    """What a load did, the returned pair read loosely (its exact type is rule 8's)."""
     status, value = got
     if status == "raised":
-        return ["raises", type(value).__name__, str(value) if type(value) is RuntimeError else None]
+        return {"raises": type(value).__name__, "its message": str(value) if type(value) is RuntimeError else None}
     try:
         missing, unexpected = value
-        return ["returns", plain(list(missing)), plain(list(unexpected))]
+        return {"missing keys": plain(list(missing)), "unexpected keys": plain(list(unexpected))}
     except Exception:  # noqa: BLE001 - not a pair
-        return ["returns", kind_of(value)]
+        return {"returns": kind_of(value)}
 
 
 def loading(
@@ -1471,7 +1535,7 @@ def loading(
     checkpoint: Callable[[], object],
     strict: object = "default",
     exact_result: bool = False,
-) -> Callable[[], list]:
+) -> Callable[[], dict]:
     """A load into a fresh tree: what it returned or raised, then each registered tensor (same object? dtype,
     requires_grad, values)."""
 
@@ -1483,10 +1547,16 @@ def loading(
         got = outcome(lambda: root.load_state_dict(given, **kwargs))
         result = load_seen(got) if exact_result else loose_load(got)
         after = dict(registered_tensors(root))
-        tensors = [
-            [key, after.get(key) is value, str(value.dtype), value.requires_grad, data(value)] for key, value in before
-        ]
-        return [result, tensors]
+        tensors = {
+            key: {
+                "the same object": after.get(key) is value,
+                "dtype": str(value.dtype),
+                "requires_grad": value.requires_grad,
+                "values": data(value),
+            }
+            for key, value in before
+        }
+        return {"what the load did": result, "each registered tensor": tensors}
 
     return run
 
@@ -1537,7 +1607,11 @@ def state_dict_cases(mini_module: type) -> list:
             root = make_twins(mini_module, recipe)[0]
             saved = root.state_dict()
             again = root.state_dict()
-            return [isinstance(saved, dict), saved is not again, plain(list(saved))]
+            return {
+                "a dict": isinstance(saved, dict),
+                "a new one each call": saved is not again,
+                "its keys": plain(list(saved)),
+            }
 
         return run
 
@@ -1545,22 +1619,21 @@ def state_dict_cases(mini_module: type) -> list:
         def run():
             root = make_twins(mini_module, recipe)[0]
             saved = root.state_dict()
-            seen = []
+            seen = {}
             for key, value in saved.items():
                 registered = resolve(root, key)
-                seen.append(
-                    [
-                        key,
-                        value is registered,
-                        kind_of(value),
-                        value.requires_grad,
-                        registered.requires_grad,
-                        value.data_ptr() == registered.data_ptr(),
-                    ]
-                )
+                seen[key] = {
+                    "the registered object itself": value is registered,
+                    "class": kind_of(value),
+                    "requires_grad": value.requires_grad,
+                    "the registered tensor's requires_grad": registered.requires_grad,
+                    "the registered tensor's memory": value.data_ptr() == registered.data_ptr(),
+                }
             for value in saved.values():
                 value.add_(10.0)  # in place: the module's tensors change too
-            seen.append([[key, data(value)] for key, value in registered_tensors(root)])
+            seen["the registered tensors after adding 10 to the saved ones in place"] = {
+                key: data(value) for key, value in registered_tensors(root)
+            }
             return seen
 
         return run
@@ -1573,7 +1646,11 @@ def state_dict_cases(mini_module: type) -> list:
         checkpoint = OrderedDict([("enc.v", torch.zeros(3)), ("w", torch.zeros(2)), ("ghost", torch.ones(1))])
         before = [(key, id(value), data(value)) for key, value in checkpoint.items()]
         got = outcome(lambda: root.load_state_dict(checkpoint, strict=False))
-        return [[(key, id(value), data(value)) for key, value in checkpoint.items()] == before, loose_load(got)[0]]
+        return {
+            "the checkpoint is as before": [(key, id(value), data(value)) for key, value in checkpoint.items()]
+            == before,
+            "the load raised": "raises" in loose_load(got),
+        }
 
     def proxy():
         return loading(mini_module, LOAD_TREE, lambda: types.MappingProxyType(full(2.0)))()
@@ -1829,15 +1906,18 @@ def register(trees: HookTrees, step: tuple) -> object:
     return "registered"
 
 
-def modes_play(trees: HookTrees, step: tuple) -> list:
+def modes_play(trees: HookTrees, step: tuple) -> dict:
+    """One step, under the rule that decides it: a registration (rule 3), a removal (4), a mode change (1 or 2); a
+    call: first the pre-hooks that ran (rule 5), then, built on them, the forward hooks and the output (rules 6 and
+    7 together, unnamed: they break the rules shown broken); a building step, unnamed."""
     op = step[0]
     if op in ("pre", "forward"):
-        return [register(trees, step), hooks_state(trees)]
+        return {f"rule 3: registering a {op} hook": [register(trees, step), hooks_state(trees)]}
     if op == "remove":
         if step[1] >= len(trees.handles):
             raise Skip()
         got = outcome(trees.handles[step[1]].remove)
-        return [raised(got[1]) if got[0] == "raised" else "removed", hooks_state(trees)]
+        return {"rule 4: removing a handle": [raised(got[1]) if got[0] == "raised" else "removed", hooks_state(trees)]}
     if op == "call":
         values = torch.tensor([1.0, -0.5]) * step[1]
         kwargs = {"shift": 0.25} if step[2] else {}
@@ -1845,8 +1925,15 @@ def modes_play(trees: HookTrees, step: tuple) -> list:
             trees.log.clear()
             got = outcome(lambda: trees.nodes[0][0](values.clone(), **kwargs))
         if got[0] == "raised":
-            return [raised(got[1])]
-        return [list(trees.log), data(got[1], qualified=True), hooks_state(trees)]
+            return {"a call (rules 5 to 7)": [raised(got[1])]}
+        pre = [entry for entry in trees.log if ", out=" not in entry]  # what each pre-hook saw: rule 5's, first
+        later = [entry for entry in trees.log if ", out=" in entry], data(got[1], qualified=True), hooks_state(trees)
+        return {
+            "a call": [
+                {"rule 5: the pre-hooks that ran, in order, and the input each saw": pre},
+                {"the forward hooks that ran, and the output (rules 6 and 7, after rule 5)": list(later)},
+            ]
+        }
     if op in ("train", "eval", "bad train"):
         mini = trees.node(step[1])[0]
         if op == "eval":
@@ -1855,9 +1942,10 @@ def modes_play(trees: HookTrees, step: tuple) -> list:
             got = outcome(mini.train)
         else:
             got = outcome(lambda: mini.train(step[2]))
-        return [raised(got[1]) if got[0] == "raised" else got[1] is mini, hooks_state(trees)]
+        rule = 2 if op == "eval" else 1
+        return {f"rule {rule}: {op}()": [raised(got[1]) if got[0] == "raised" else got[1] is mini, hooks_state(trees)]}
     trees.build(step)
-    return [hooks_state(trees)]
+    return {"a building step": [hooks_state(trees)]}
 
 
 def random_hook_step(rng: random.Random, trees: HookTrees) -> tuple:
@@ -1946,40 +2034,48 @@ class HookBench:
         method = "register_forward_pre_hook" if family == "pre" else "register_forward_hook"
         got = outcome(lambda: getattr(self.nodes[where], method)(hook))
         self.handles.append(got[1] if got[0] == "ok" else None)
-        self.seen.append(["registered" if got[0] == "ok" else raised(got[1]), self.tables()])
+        what = "registered" if got[0] == "ok" else raised(got[1])
+        label = f"{where}.{method}({self.names.get(id(hook), '?')})"
+        self.record(label, {"what it did": what, "the hook tables afterwards": self.tables()})
 
     def remove(self, number: int) -> None:
         got = outcome(self.handles[number].remove)
-        self.seen.append([raised(got[1]) if got[0] == "raised" else "removed", self.tables()])
+        what = raised(got[1]) if got[0] == "raised" else "removed"
+        self.record(f"handle {number + 1}.remove()", {"what it did": what, "the hook tables afterwards": self.tables()})
 
     def call(self, where: str = "root", **kwargs: object) -> None:
         self.log.clear()
         with torch.no_grad():
             got = outcome(lambda: self.nodes[where](torch.tensor([1.0, -0.5]), **kwargs))
         result = raised(got[1]) if got[0] == "raised" else data(got[1], qualified=True)
-        self.seen.append([list(self.log), result])
+        seen = {"the hooks that ran, in order, and what each saw": list(self.log), "what it returned": result}
+        self.record(f"{where}(...)", seen)
 
-    def tables(self) -> list:
+    def tables(self) -> dict:
         """Every node's two hook tables: whether the keys are ints, and the hooks by label in order."""
-        seen = []
+        seen = {}
         for name, module in self.nodes.items():
             for table in ("_forward_pre_hooks", "_forward_hooks"):
                 entries = vars(module)[table]
                 if not isinstance(entries, dict):
-                    seen.append([name, table, "not a dict", kind_of(entries)])
+                    seen[f"{name}.{table}"] = ["not a dict", kind_of(entries)]
                 else:
                     labels = [self.names.get(id(h), "?") for h in entries.values()]
-                    seen.append([name, table, all(type(key) is int for key in entries), labels])
+                    seen[f"{name}.{table}"] = {"int keys": all(type(key) is int for key in entries), "hooks": labels}
         return seen
 
-    def flags(self) -> list:
-        return [[name, exact(vars(module)["training"])] for name, module in self.nodes.items()]
+    def flags(self) -> dict:
+        return {name: exact(vars(module)["training"]) for name, module in self.nodes.items()}
 
-    def mode(self, where: str, action: Callable[[object], object]) -> None:
+    def mode(self, where: str, action: Callable[[object], object], what: str) -> None:
         module = self.nodes[where]
         got = outcome(lambda: action(module))
         result = raised(got[1]) if got[0] == "raised" else ["returns self", got[1] is module]
-        self.seen.append([result, self.flags()])
+        self.record(f"{where}.{what}", {"what it did": result, "every training flag afterwards": self.flags()})
+
+    def record(self, what: str, seen: dict) -> None:
+        """One step of the case, as a named record: ["step n: what", what was seen]."""
+        self.seen.append([f"step {len(self.seen) + 1}: {what}", seen])
 
 
 MODE_TREE = [("root", "a", "a"), ("a", "c", "c"), ("root", "side", None), ("root", "b", "a"), ("root", "d", "d")]
@@ -1992,28 +2088,28 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
 
     def train_tree():
         bench = HookBench(mini_module, MODE_TREE)
-        bench.mode("root", lambda m: m.train(False))
-        bench.mode("a", lambda m: m.train(True))
-        bench.mode("root", lambda m: m.train())
+        bench.mode("root", lambda m: m.train(False), "train(False)")
+        bench.mode("a", lambda m: m.train(True), "train(True)")
+        bench.mode("root", lambda m: m.train(), "train()")
         return bench.seen
 
     def refused():
         bench = HookBench(mini_module, MODE_TREE)
         vars(bench.nodes["a"])["training"] = False
         for mode in (1, 0, "yes", None, 1.0, "", [True]):
-            bench.mode("root", lambda m, mode=mode: m.train(mode))
+            bench.mode("root", lambda m, mode=mode: m.train(mode), f"train({mode!r})")
         return bench.seen
 
     def eval_tree():
         bench = HookBench(mini_module, MODE_TREE)
-        bench.mode("root", lambda m: m.eval())
+        bench.mode("root", lambda m: m.eval(), "eval()")
         return bench.seen
 
     def eval_subtree():
         bench = HookBench(mini_module, MODE_TREE)
-        bench.mode("a", lambda m: m.eval())
+        bench.mode("a", lambda m: m.eval(), "eval()")
         vars(bench.nodes["root"])["training"] = False
-        bench.mode("d", lambda m: m.eval())
+        bench.mode("d", lambda m: m.eval(), "eval()")
         return bench.seen
 
     def entries():
@@ -2030,7 +2126,11 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
             ]
             for handle in bench.handles
         ]
-        return [bench.seen, kinds, len({id(handle) for handle in bench.handles})]
+        return {
+            "each step": bench.seen,
+            "each handle: a HookHandle, not torch's RemovableHandle": kinds,
+            "how many different handles": len({id(handle) for handle in bench.handles}),
+        }
 
     def new_keys():
         bench = HookBench(mini_module, [("root", "a", "a")])
@@ -2048,7 +2148,11 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         keys.append(sorted(set(table) - before))
         new = [found[0] if len(found) == 1 else None for found in keys]
         increasing = all(type(k) is int for k in new) and all(a < b for a, b in zip(new, new[1:], strict=False))
-        return [bench.seen, [len(found) for found in keys], increasing]
+        return {
+            "each step": bench.seen,
+            "how many new keys each registration added": [len(found) for found in keys],
+            "the new keys increase": increasing,
+        }
 
     def same_callable():
         bench = HookBench(mini_module, [("root", "a", "a")])
@@ -2060,8 +2164,9 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         return bench.seen
 
     def the_fixed_sequence():
+        """Rule 3's sequence of registrations and removals (its call is rules 5 to 7's: not played here)."""
         trees = HookTrees(node_class(mini_module))
-        return fixed_sequence(trees, FIXED_HOOK_STEPS, modes_play)
+        return fixed_sequence(trees, [step for step in FIXED_HOOK_STEPS if step[0] != "call"], modes_play)
 
     def own_entry():
         bench = HookBench(mini_module)
@@ -2187,7 +2292,7 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         fixed(3, "entries go last under int keys; each registration returns a new HookHandle", entries),
         fixed(3, "keys are new across tables and modules, and after a removal", new_keys),
         fixed(3, "the same callable registered twice on one module and once on a child: three entries", same_callable),
-        fixed(3, "the fixed sequence: registrations and removals, then a call", the_fixed_sequence),
+        fixed(3, "the fixed sequence of registrations and removals", the_fixed_sequence),
         fixed(4, "remove() deletes its own entry; a second call does nothing", own_entry),
         fixed(4, "the same pre-hook twice: the later handle removes the later entry", later_of_two("pre")),
         fixed(4, "the same forward hook twice: the later handle removes the later entry", later_of_two("forward")),

@@ -150,7 +150,7 @@ MINI_CHECKS_BEFORE_REMOVAL = SOLUTION.edited_answer(MINI_CORRECT, """
 """)
 
 SOLUTION.student("parameter_checks_before_removal", {"mini_module": MINI_CHECKS_BEFORE_REMOVAL},
-                 (2, 0, 0, 0, 0, 0, 0, 0))
+                 (2, 3.33, 0, 0, 0, 0, 0, 0))
 
 # __delattr__ removes a buffer but leaves its name in _non_persistent_buffers_set.
 MINI_DELATTR_KEEPS_MARK = SOLUTION.edited_answer(MINI_CORRECT, """
@@ -166,7 +166,7 @@ MINI_INIT_CLEARS_DICT = SOLUTION.edited_answer(MINI_CORRECT, """
 """)
 
 SOLUTION.student("init_clears_dict", {"mini_module": MINI_INIT_CLEARS_DICT},
-                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 1})
+                 (0, 3.33, 0, 0, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 1})
 
 # register_buffer only ever adds to _non_persistent_buffers_set: registering a non-persistent buffer again as
 # persistent leaves it non-persistent.
@@ -220,7 +220,7 @@ TRAVERSAL_CORRECT = '''class Traversal:
 
 SOLUTION.student("parameter_keeps_submodule", {"mini_module": MINI_PARAMETER_KEEPS_SUBMODULE,
                   "traversal": TRAVERSAL_CORRECT},
-                 (2, 0, 2, 4, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 2})
+                 (2, 3.33, 2, 4, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 2})
 
 # named_parameters walks _modules on its own, without remembering anything: a shared submodule's
 # parameters come out under every name, and a tied parameter twice.
@@ -239,7 +239,7 @@ TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = SOLUTION.edited_answer(TRAVERSAL_CORRECT
 
 SOLUTION.student("parameters_not_deduplicated", {"mini_module": MINI_CORRECT,
                   "traversal": TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED},
-                 (2, 4, 0, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 4})
+                 (2, 4, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 4})
 
 # Breadth first: a queue instead of a stack. Right on flat trees, wrong order (and wrong names for shared
 # modules) as soon as a subtree is deeper than its neighbours.
@@ -252,7 +252,7 @@ TRAVERSAL_BREADTH_FIRST = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
 """)
 
 SOLUTION.student("breadth_first_walk", {"traversal": TRAVERSAL_BREADTH_FIRST},
-                 (0, 0, 2, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 2})
+                 (0, 0, 2, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 2})
 
 # Pairs as lists: [name, module] reads like a pair, but nn.Module gives tuples.
 TRAVERSAL_LIST_PAIRS = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
@@ -264,7 +264,7 @@ TRAVERSAL_LIST_PAIRS = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
 """)
 
 SOLUTION.student("list_pairs", {"traversal": TRAVERSAL_LIST_PAIRS},
-                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 1})
+                 (0, 0, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 1})
 
 # named_modules remembers nothing: a shared submodule is yielded (and walked) once per name.
 TRAVERSAL_MODULES_NOT_DEDUPLICATED = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
@@ -273,7 +273,7 @@ TRAVERSAL_MODULES_NOT_DEDUPLICATED = SOLUTION.edited_answer(TRAVERSAL_CORRECT, "
 """)
 
 SOLUTION.student("modules_not_deduplicated", {"traversal": TRAVERSAL_MODULES_NOT_DEDUPLICATED},
-                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 3})
+                 (0, 0, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 3})
 
 # named_buffers leaves out the non-persistent buffers, as state_dict() does: persistence is state_dict's business.
 TRAVERSAL_BUFFERS_PERSISTENT_ONLY = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
@@ -292,7 +292,7 @@ TRAVERSAL_MARKS_STAY = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
 """)
 
 SOLUTION.student("walk_marks_stay", {"mini_module": MINI_CORRECT, "traversal": TRAVERSAL_MARKS_STAY},
-                 (2, 4, 0, 0, 0, 0, 0, 0), breaks={"test_traversal_hidden": 6})
+                 (2, 4, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 6})
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 3: StateDict
@@ -369,9 +369,9 @@ STATE_DICT_CORRECT = '''class StateDict:
 
 SOLUTION.student("module_before_parameter_name", {"mini_module": MINI_MODULE_BEFORE_PARAMETER_NAME,
                   "state_dict": STATE_DICT_CORRECT},
-                 (2, 0, 0, 0, 2, 4, 0, 0))
+                 (2, 3.33, 0, 0, 2, 4, 0, 0))
 SOLUTION.student("buffer_never_unmarks", {"mini_module": MINI_BUFFER_NEVER_UNMARKS, "state_dict": STATE_DICT_CORRECT},
-                 (2, 0, 0, 0, 2, 4, 0, 0), breaks={"test_mini_module_hidden": 5})
+                 (2, 3.33, 0, 0, 2, 4, 0, 0), breaks={"test_mini_module_hidden": 5})
 
 # state_dict() saves every buffer, the non-persistent ones included.
 STATE_DICT_KEEPS_NON_PERSISTENT = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
@@ -385,7 +385,7 @@ STATE_DICT_KEEPS_NON_PERSISTENT = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
 
 SOLUTION.student("state_dict_keeps_non_persistent", {"traversal": TRAVERSAL_CORRECT,
                   "state_dict": STATE_DICT_KEEPS_NON_PERSISTENT},
-                 (0, 0, 2, 4, 0, 0, 0, 0), breaks={"test_state_dict_hidden": 1})
+                 (0, 0, 2, 4, 0, 3.56, 0, 0), breaks={"test_state_dict_hidden": 1})
 
 # Under strict=True only missing keys raise: unexpected keys are returned as if strict were False.
 STATE_DICT_STRICT_IGNORES_UNEXPECTED = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
@@ -394,7 +394,7 @@ STATE_DICT_STRICT_IGNORES_UNEXPECTED = SOLUTION.edited_answer(STATE_DICT_CORRECT
 """)
 
 SOLUTION.student("strict_ignores_unexpected", {"state_dict": STATE_DICT_STRICT_IGNORES_UNEXPECTED},
-                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_state_dict_hidden": 7})
+                 (0, 0, 0, 0, 0, 3.56, 0, 0), breaks={"test_state_dict_hidden": 7})
 
 # Checks everything first and copies only when the whole load succeeds: tidy, but nn.Module copies every
 # matching entry before it raises, so after a failed strict load the two models differ.
@@ -431,7 +431,7 @@ STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = SOLUTION.edited_answer(STATE_DICT_CORR
 """)
 
 SOLUTION.student("unexpected_by_set_difference", {"state_dict": STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE},
-                 (0, 0, 0, 0, 2, 0, 0, 0), breaks={"test_state_dict_hidden": 6})
+                 (0, 0, 0, 0, 2, 3.56, 0, 0), breaks={"test_state_dict_hidden": 6})
 
 # state_dict() borrows named_modules' memo: a submodule registered under two names is saved under the first only.
 STATE_DICT_SKIPS_SHARED = SOLUTION.edited_answer(STATE_DICT_CORRECT, '''
@@ -449,7 +449,7 @@ STATE_DICT_SKIPS_SHARED = SOLUTION.edited_answer(STATE_DICT_CORRECT, '''
 ''')
 
 SOLUTION.student("state_dict_skips_shared", {"state_dict": STATE_DICT_SKIPS_SHARED},
-                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_state_dict_hidden": 2})
+                 (0, 0, 0, 0, 0, 3.56, 0, 0), breaks={"test_state_dict_hidden": 2})
 
 # The values are the registered tensors themselves, not detached: a saved Parameter still requires grad.
 STATE_DICT_NOT_DETACHED = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
@@ -458,7 +458,7 @@ STATE_DICT_NOT_DETACHED = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
 """)
 
 SOLUTION.student("state_dict_not_detached", {"traversal": TRAVERSAL_CORRECT, "state_dict": STATE_DICT_NOT_DETACHED},
-                 (0, 0, 2, 4, 0, 0, 0, 0), breaks={"test_state_dict_hidden": 3})
+                 (0, 0, 2, 4, 0, 3.56, 0, 0), breaks={"test_state_dict_hidden": 3})
 
 # No mapping check: dict(state_dict) happily turns a list of (key, tensor) pairs into a checkpoint.
 STATE_DICT_ACCEPTS_PAIRS = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
@@ -467,7 +467,7 @@ STATE_DICT_ACCEPTS_PAIRS = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
 """)
 
 SOLUTION.student("load_accepts_pairs", {"state_dict": STATE_DICT_ACCEPTS_PAIRS},
-                 (0, 0, 0, 0, 2, 0, 0, 0), breaks={"test_state_dict_hidden": 4})
+                 (0, 0, 0, 0, 2, 3.56, 0, 0), breaks={"test_state_dict_hidden": 4})
 
 # Assigns the checkpoint's tensor as the data instead of copying into it: the module keeps its tensor object,
 # but takes the checkpoint's dtype (and memory).
@@ -478,7 +478,7 @@ STATE_DICT_ASSIGNS_DATA = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
 """)
 
 SOLUTION.student("load_assigns_data", {"state_dict": STATE_DICT_ASSIGNS_DATA},
-                 (0, 0, 0, 0, 2, 0, 0, 0), breaks={"test_state_dict_hidden": 5})
+                 (0, 0, 0, 0, 2, 3.56, 0, 0), breaks={"test_state_dict_hidden": 5})
 
 # Returns a plain tuple (missing, unexpected) instead of the LoadResult named tuple.
 STATE_DICT_RETURNS_TUPLE = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
@@ -487,7 +487,7 @@ STATE_DICT_RETURNS_TUPLE = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
 """)
 
 SOLUTION.student("load_returns_tuple", {"state_dict": STATE_DICT_RETURNS_TUPLE},
-                 (0, 0, 0, 0, 2, 0, 0, 0), breaks={"test_state_dict_hidden": 8})
+                 (0, 0, 0, 0, 2, 3.56, 0, 0), breaks={"test_state_dict_hidden": 8})
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 4: HookHandle and ModesAndHooks
@@ -559,15 +559,15 @@ class ModesAndHooks:
 '''
 
 SOLUTION.student("getattr_recurses", {"mini_module": MINI_GETATTR_RECURSES, "modes_and_hooks": MODES_CORRECT},
-                 (0, 0, 0, 0, 0, 0, 2, 4), breaks={"test_mini_module_hidden": 3})
+                 (0, 3.33, 0, 0, 0, 0, 2, 4), breaks={"test_mini_module_hidden": 3})
 SOLUTION.student("copies_only_when_clean", {"state_dict": STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
                   "modes_and_hooks": MODES_CORRECT},
-                 (0, 0, 0, 0, 2, 0, 2, 4))
+                 (0, 0, 0, 0, 2, 3.11, 2, 4))
 SOLUTION.student("delattr_keeps_mark", {"mini_module": MINI_DELATTR_KEEPS_MARK, "modes_and_hooks": MODES_CORRECT},
-                 (0, 0, 0, 0, 0, 0, 2, 4), breaks={"test_mini_module_hidden": 4})
+                 (0, 3.33, 0, 0, 0, 0, 2, 4), breaks={"test_mini_module_hidden": 4})
 SOLUTION.student("buffers_persistent_only", {"traversal": TRAVERSAL_BUFFERS_PERSISTENT_ONLY,
                   "modes_and_hooks": MODES_CORRECT},
-                 (0, 0, 0, 0, 0, 0, 2, 4), breaks={"test_traversal_hidden": 5})
+                 (0, 0, 0, 3.43, 0, 0, 2, 4), breaks={"test_traversal_hidden": 5})
 # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
 # their 12 points: the parts are graded independently.
 SOLUTION.student("parts_2_and_4_only", {"traversal": TRAVERSAL_CORRECT, "modes_and_hooks": MODES_CORRECT},
@@ -583,7 +583,7 @@ MODES_TRAIN_ROOT_ONLY = SOLUTION.edited_answer(MODES_CORRECT, """
 """)
 
 SOLUTION.student("train_sets_root_only", {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_TRAIN_ROOT_ONLY},
-                 (2, 4, 0, 0, 0, 0, 0, 0))
+                 (2, 4, 0, 0, 0, 0, 0, 3))
 
 # remove() deletes without looking: the second call raises KeyError.
 MODES_REMOVE_RAISES_SECOND_TIME = SOLUTION.edited_answer(MODES_CORRECT, """
@@ -593,7 +593,7 @@ MODES_REMOVE_RAISES_SECOND_TIME = SOLUTION.edited_answer(MODES_CORRECT, """
 """)
 
 SOLUTION.student("remove_raises_second_time", {"modes_and_hooks": MODES_REMOVE_RAISES_SECOND_TIME},
-                 (0, 0, 0, 0, 0, 0, 0, 0))
+                 (0, 0, 0, 0, 0, 0, 0, 3.5))
 
 # The key of a new hook is the size of its table: after a removal, a new hook can take the key of one that
 # is still there and overwrite it, and an old handle then removes a newer hook.
@@ -604,7 +604,7 @@ MODES_KEYS_BY_TABLE_LENGTH = SOLUTION.edited_answer(MODES_CORRECT, """
 
 SOLUTION.student("hook_keys_by_table_length", {"state_dict": STATE_DICT_CORRECT,
                   "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH},
-                 (0, 0, 0, 0, 2, 4, 2, 0), breaks={"test_modes_and_hooks_hidden": 3})
+                 (0, 0, 0, 0, 2, 4, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 3})
 
 # `mode not in (True, False)` lets 1 and 0 through, since 1 == True and 0 == False.
 MODES_TRAIN_ACCEPTS_INTS = SOLUTION.edited_answer(MODES_CORRECT, """
@@ -613,7 +613,7 @@ MODES_TRAIN_ACCEPTS_INTS = SOLUTION.edited_answer(MODES_CORRECT, """
 """)
 
 SOLUTION.student("train_accepts_ints", {"modes_and_hooks": MODES_TRAIN_ACCEPTS_INTS},
-                 (0, 0, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 1})
+                 (0, 0, 0, 0, 0, 0, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 1})
 
 # __call__ hands the forward hooks the arguments as they came in, not as the pre-hooks left them.
 MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(MODES_CORRECT, '''
@@ -626,7 +626,7 @@ MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(MODES_CORRECT, ''
 
 SOLUTION.student("forward_hooks_see_original_args", {"traversal": TRAVERSAL_CORRECT,
                   "modes_and_hooks": MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS},
-                 (0, 0, 2, 4, 0, 0, 0, 0), breaks={"test_modes_and_hooks_hidden": 7})
+                 (0, 0, 2, 4, 0, 0, 0, 3.5), breaks={"test_modes_and_hooks_hidden": 7})
 
 # eval() sets the flag of the module it is called on only, instead of calling train(False).
 MODES_EVAL_ROOT_ONLY = SOLUTION.edited_answer(MODES_CORRECT, """
@@ -636,7 +636,7 @@ MODES_EVAL_ROOT_ONLY = SOLUTION.edited_answer(MODES_CORRECT, """
 """)
 
 SOLUTION.student("eval_root_only", {"modes_and_hooks": MODES_EVAL_ROOT_ONLY},
-                 (0, 0, 0, 0, 0, 0, 0, 0), breaks={"test_modes_and_hooks_hidden": 2})
+                 (0, 0, 0, 0, 0, 0, 0, 3.5), breaks={"test_modes_and_hooks_hidden": 2})
 
 # remove() looks its hook up by value: it deletes the first entry holding the same callable, which is another
 # handle's entry when one callable was registered twice.
@@ -659,7 +659,7 @@ MODES_REMOVE_BY_CALLABLE = SOLUTION.edited_answer(MODES_CORRECT, """
 """)
 
 SOLUTION.student("remove_by_callable", {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_REMOVE_BY_CALLABLE},
-                 (2, 4, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 4})
+                 (2, 4, 0, 0, 0, 0, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 4})
 
 # Every pre-hook gets the arguments the module was called with, not the ones the previous pre-hook returned.
 MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(MODES_CORRECT, '''
@@ -671,7 +671,7 @@ MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(MODES_CORRECT, '''
 ''')
 
 SOLUTION.student("pre_hooks_see_original_args", {"modes_and_hooks": MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS},
-                 (0, 0, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 5})
+                 (0, 0, 0, 0, 0, 0, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 5})
 
 # The keyword arguments never reach forward.
 MODES_KWARGS_DROPPED = SOLUTION.edited_answer(MODES_CORRECT, """
@@ -680,7 +680,7 @@ MODES_KWARGS_DROPPED = SOLUTION.edited_answer(MODES_CORRECT, """
 """)
 
 SOLUTION.student("kwargs_dropped", {"modes_and_hooks": MODES_KWARGS_DROPPED},
-                 (0, 0, 0, 0, 0, 0, 2, 0), breaks={"test_modes_and_hooks_hidden": 6})
+                 (0, 0, 0, 0, 0, 0, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 6})
 
 # ---------------------------------------------------------------------------------------------------------
 # Shortcuts the contract forbids: borrowing nn.Module's machinery (each part's last rule)

@@ -54,20 +54,6 @@ class Block(nn.Module):
         self.scale = nn.Parameter(torch.randn(3, 3))
 
 
-def listing(result: object) -> object:
-    """What the tests read from a result: a plain dict, its keys in order, each value's exact type, requires_grad
-    and data."""
-    if type(result) is not dict:
-        return {"not a dict": type(result).__name__}
-    seen = []
-    for key, value in result.items():
-        if type(value) is torch.Tensor:
-            seen.append([plain(key), True, bool(value.requires_grad), data(value)])
-        else:
-            seen.append([plain(key), False, None, None])
-    return seen
-
-
 def parametrized_values(model: nn.Module) -> list:
     """What every parametrized name of every module computes, each parametrization applied in turn by hand."""
     values = []
@@ -82,16 +68,17 @@ def parametrized_values(model: nn.Module) -> list:
     return values
 
 
-def unchanged_after(export: object, model: nn.Module) -> list:
-    """Call export(model): [classes kept, state_dict keys kept, its values kept, what each name computes kept,
-    outcome]. A name that no longer computes counts as changed."""
+def unchanged_after(export: object, model: nn.Module) -> tuple[dict, object, Exception | None]:
+    """Call export(model): (what rule 4 asks of the model afterwards, what export returned, what it raised). A name
+    that no longer computes counts as changed."""
     classes = [type(m).__name__ for _, m in model.named_modules(remove_duplicate=False)]
     state = [(key, value.clone()) for key, value in model.state_dict().items()]
     computed = parametrized_values(model)
+    result, error = None, None
     try:
-        outcome = ["returns", listing(export(model))]
-    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
-        outcome = raised(error)
+        result = export(model)
+    except Exception as caught:  # noqa: BLE001 - any failure of the submission is an observation
+        error = caught
     state_after = list(model.state_dict().items())
     kept = []
     for module, name, before in computed:
@@ -99,13 +86,32 @@ def unchanged_after(export: object, model: nn.Module) -> list:
             kept.append(torch.equal(getattr(module, name), before))
         except AttributeError:
             kept.append(False)
-    return [
-        [type(m).__name__ for _, m in model.named_modules(remove_duplicate=False)] == classes,
-        [key for key, _ in state_after] == [key for key, _ in state],
-        all(torch.equal(a, b) for (_, a), (_, b) in zip(state, state_after, strict=False)),
-        all(kept),
-        outcome,
-    ]
+    return (
+        {
+            "every module keeps its class": [type(m).__name__ for _, m in model.named_modules(remove_duplicate=False)]
+            == classes,
+            "state_dict() keeps its keys, in order": [key for key, _ in state_after] == [key for key, _ in state],
+            "state_dict() keeps its values": all(
+                torch.equal(a, b) for (_, a), (_, b) in zip(state, state_after, strict=False)
+            ),
+            "every parametrized name computes what it did": all(kept),
+        },
+        result,
+        error,
+    )
+
+
+def export_seeded(export: object, model: nn.Module) -> object:
+    """One seeded case, each rule's part under its label; a call that raises stops the case there, unnamed."""
+    kept, result, error = unchanged_after(export, model)
+    if error is not None:
+        return raised(error)
+    return {
+        "rule 1: the class of the result": kind(result),
+        "rule 2: the keys, in order": exported_keys(result),
+        "rule 3: each value": exported_values(result),
+        **{f"rule 4: {what}": holds for what, holds in kept.items()},
+    }
 
 
 EXPORT_SEED, EXPORT_CASES = 20261207, 60
@@ -152,21 +158,23 @@ def export_case(rng: Random) -> tuple[int, nn.Module]:
 
 
 def exported_keys(result: object) -> object:
-    """Clause 2: the keys of a result, in order (any dict, OrderedDict included: the class is clause 1's business)."""
+    """Rule 2: the keys of a result, in order (any dict, OrderedDict included: the class is rule 1's business)."""
     return [plain(key) for key in result] if isinstance(result, dict) else {"not a dict": type(result).__name__}
 
 
 def exported_values(result: object) -> object:
-    """Clause 3: each value by its key, keys sorted (their order is clause 2's business): exactly a Tensor,
-    requires_grad, shape and values."""
+    """Rule 3: each value by its key (their order is rule 2's business): its class, and a tensor's requires_grad,
+    shape and values."""
     if not isinstance(result, dict):
         return {"not a dict": type(result).__name__}
-    seen = []
-    for key, value in sorted(result.items(), key=lambda item: repr(item[0])):
+    seen = {}
+    for key, value in result.items():
+        seen[key if type(key) is str else repr(key)] = {"class": type(value).__name__}
         if isinstance(value, torch.Tensor):
-            seen.append([plain(key), type(value).__name__, bool(value.requires_grad), data(value)])
-        else:
-            seen.append([plain(key), type(value).__name__])
+            seen[key if type(key) is str else repr(key)] |= {
+                "requires_grad": bool(value.requires_grad),
+                "shape and values": data(value),
+            }
     return seen
 
 
@@ -221,12 +229,12 @@ def frozen() -> nn.Module:
 
 
 def kind(result: object) -> str:
-    """Clause 1: the class of a result."""
+    """Rule 1: the class of a result."""
     return f"{type(result).__module__}.{type(result).__qualname__}"
 
 
 def export_fixed(export: object) -> list:
-    """The fixed cases of export_plain_state_dict, clause by clause (the contract of part 1)."""
+    """The fixed cases of export_plain_state_dict, rule by rule (the contract of part 1)."""
 
     def case(build: object, observe: object) -> object:
         def run() -> object:
@@ -238,7 +246,7 @@ def export_fixed(export: object) -> list:
     def kept(build: object) -> object:
         def run() -> object:
             seed_torch(0)
-            return unchanged_after(export, build())[:4]
+            return unchanged_after(export, build())[0]
 
         return run
 
@@ -246,7 +254,7 @@ def export_fixed(export: object) -> list:
         seed_torch(0)
         model = worked_example()
         first, second = export(model), export(model)
-        return [kind(first), first is not second]
+        return {"the class of the first": kind(first), "the second is a new object": first is not second}
 
     return [
         fixed(1, "an nn.Linear gives exactly a dict", case(lambda: nn.Linear(2, 2), kind)),
@@ -295,7 +303,7 @@ def observe_export_hidden(ns: dict) -> dict:
     rng = Random(EXPORT_SEED)
     seed_torch(EXPORT_SEED)
     cases = sorted((export_case(rng) for _ in range(EXPORT_CASES)), key=lambda case: case[0])
-    return labelled(*fixed_cases, *seeded(cases, lambda _, model: unchanged_after(export, model)))
+    return labelled(*fixed_cases, *seeded(cases, lambda _, model: export_seeded(export, model)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -313,17 +321,26 @@ class Counting(nn.Module):
         return x
 
 
-def after_materialize(materialize: object, model: nn.Module, counter: Counting, *args: object) -> list:
-    """Call materialize(model, *args): [returned is model, calls, classes, flags, parameter shapes, buffers]."""
-    returned = materialize(model, *args)
-    return [
-        returned is model,
-        counter.calls,
-        [type(m).__name__ for m in model.modules()],
-        [boolean(m.training) for m in model.modules()],
-        [[name, list(p.shape)] for name, p in model.named_parameters()],
-        [[name, data(b)] for name, b in model.named_buffers()],
-    ]
+def after_materialize(materialize: object, model: nn.Module, counter: Counting, *args: object) -> object:
+    """One seeded case, materialize(model, *args): each rule's part under its label; a call that raises stops the
+    case there, unnamed."""
+    try:
+        returned = materialize(model, *args)
+    except Exception as error:  # noqa: BLE001 - any failure of the submission is an observation
+        return raised(error)
+    return {
+        "rule 1: the model itself comes back": returned is model,
+        "rule 2: times the model was called": counter.calls,
+        "rule 2: each module's class": per_module(model, lambda module: type(module).__name__),
+        "rule 2: each parameter's shape": {name: list(p.shape) for name, p in model.named_parameters()},
+        "rule 3: each module's training flag": per_module(model, lambda module: boolean(module.training)),
+        "rule 3: each buffer's values": {name: data(b) for name, b in model.named_buffers()},
+    }
+
+
+def per_module(model: nn.Module, value_of: object) -> dict:
+    """value_of(module) for every module of the model, by its name ("(the model)" for the model itself)."""
+    return {name or "(the model)": value_of(module) for name, module in model.named_modules()}
 
 
 MATERIALIZE_SEED, MATERIALIZE_CASES = 20261208, 40
@@ -442,30 +459,33 @@ def evaluating() -> nn.Module:
 
 
 def returned_itself(materialize: object, build: object, *shape: int) -> bool:
-    """Clause 1: what materialize returned is the model itself."""
+    """Rule 1: what materialize returned is the model itself."""
     model, returned, _ = materialized(materialize, build, *shape)
     return returned is model
 
 
-def called(materialize: object, build: object, *shape: int) -> list:
-    """Clause 2: the calls made, then each module's class and each parameter's and buffer's shape."""
+def called(materialize: object, build: object, *shape: int) -> dict:
+    """Rule 2: the calls made, then each module's class and each parameter's and buffer's shape."""
     model, _, calls = materialized(materialize, build, *shape)
-    return [
-        calls,
-        [type(m).__name__ for m in model.modules()],
-        [[name, list(p.shape)] for name, p in model.named_parameters()],
-        [[name, list(b.shape)] for name, b in model.named_buffers()],
-    ]
+    return {
+        "the calls of the model": calls,
+        "each module's class": per_module(model, lambda module: type(module).__name__),
+        "each parameter's shape": {name: list(p.shape) for name, p in model.named_parameters()},
+        "each buffer's shape": {name: list(b.shape) for name, b in model.named_buffers()},
+    }
 
 
-def unchanged(materialize: object, build: object, *shape: int) -> list:
-    """Clause 3: each module's training flag and each buffer's values afterwards."""
+def unchanged(materialize: object, build: object, *shape: int) -> dict:
+    """Rule 3: each module's training flag and each buffer's values afterwards."""
     model, _, _ = materialized(materialize, build, *shape)
-    return [[boolean(m.training) for m in model.modules()], [[name, data(b)] for name, b in model.named_buffers()]]
+    return {
+        "each module's training flag": per_module(model, lambda module: boolean(module.training)),
+        "each buffer's values": {name: data(b) for name, b in model.named_buffers()},
+    }
 
 
 def materialize_fixed(materialize: object) -> list:
-    """The fixed cases of materialize, clause by clause (the contract of part 2)."""
+    """The fixed cases of materialize, rule by rule (the contract of part 2)."""
     m = materialize
 
     def lazy_root() -> nn.Module:
@@ -540,7 +560,7 @@ OBSERVERS = {
     "test_materialize_hidden": observe_materialize_hidden,
 }
 
-# hidden test cell -> {number of a clause of its part's contract, as the notebook numbers it: a short name}.
+# hidden test cell -> {number of a rule of its part's contract, as the notebook numbers it: a short name}.
 CLAUSES = {
     "test_export_hidden": {
         1: "returns a new plain dict",

@@ -18,7 +18,7 @@ EXPORT_ORIGINAL_VALUES = '''def export_plain_state_dict(model):
             for key, value in model.state_dict().items()}
 '''
 
-SOLUTION.student("export_original_values", {"export_plain_state_dict": EXPORT_ORIGINAL_VALUES}, (0, 0, 0, 0))
+SOLUTION.student("export_original_values", {"export_plain_state_dict": EXPORT_ORIGINAL_VALUES}, (0, 2, 0, 0))
 
 # Removes the parametrizations from the model itself: right keys and values, and the model is changed for good.
 EXPORT_REMOVES_ON_MODEL = '''def export_plain_state_dict(model):
@@ -30,7 +30,7 @@ EXPORT_REMOVES_ON_MODEL = '''def export_plain_state_dict(model):
     return dict(model.state_dict())
 '''
 
-SOLUTION.student("export_removes_on_model", {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL}, (0, 0, 0, 0))
+SOLUTION.student("export_removes_on_model", {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL}, (0, 2, 0, 0))
 
 # Removes them from a deep copy: the copy shares its generated class with the model, so removing the property
 # from the copy's class breaks the model (and the key order follows the copy, not the model).
@@ -45,7 +45,7 @@ EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, """
 +    return dict(plain.state_dict())
 """)
 
-SOLUTION.student("export_deepcopy_remove", {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE}, (0, 0, 0, 0))
+SOLUTION.student("export_deepcopy_remove", {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE}, (0, 1, 0, 0))
 
 # Computes the values with autograd on and never detaches: every renamed value requires grad.
 EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
@@ -66,7 +66,7 @@ EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
     return plain
 '''
 
-SOLUTION.student("export_keeps_graph", {"export_plain_state_dict": EXPORT_KEEPS_GRAPH}, (0, 0, 0, 0))
+SOLUTION.student("export_keeps_graph", {"export_plain_state_dict": EXPORT_KEEPS_GRAPH}, (0, 3, 0, 0))
 
 # Walks named_modules() with its default de-duplication: a shared module's second prefix keeps its old key.
 EXPORT_FIRST_NAME_ONLY = SOLUTION.edited("export_plain_state_dict", """
@@ -74,7 +74,7 @@ EXPORT_FIRST_NAME_ONLY = SOLUTION.edited("export_plain_state_dict", """
 +    for prefix, module in model.named_modules():
 """)
 
-SOLUTION.student("export_first_name_only", {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY}, (2, 0, 0, 0))
+SOLUTION.student("export_first_name_only", {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY}, (2, 2, 0, 0))
 
 # A correct part 1 written differently: parses each key and resolves its module by path.
 EXPORT_CORRECT_BY_KEY = '''def export_plain_state_dict(model):
@@ -103,7 +103,7 @@ EXPORT_FIRST_PARAMETRIZATION_ONLY = SOLUTION.edited_answer(EXPORT_CORRECT_BY_KEY
 """)
 
 SOLUTION.student("export_first_parametrization_only", {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
-                 (2, 0, 0, 0), breaks={"test_export_hidden": 3})
+                 (2, 3, 0, 0), breaks={"test_export_hidden": 3})
 
 # Puts the plain entries first and the computed ones at the end: right keys and values, wrong order.
 EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(EXPORT_FIRST_PARAMETRIZATION_ONLY, """
@@ -118,7 +118,7 @@ EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(EXPORT_FIRST_PARAMETRIZATION_ONLY
 """)
 
 SOLUTION.student("export_appends_at_end", {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
-                 (0, 0, 0, 0), breaks={"test_export_hidden": 2})
+                 (0, 3, 0, 0), breaks={"test_export_hidden": 2})
 
 # Builds the result as state_dict() does, in an OrderedDict: right keys and values, but not exactly a dict.
 EXPORT_ORDERED_DICT = SOLUTION.edited("export_plain_state_dict", '''
@@ -144,7 +144,7 @@ EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, '
 ''')
 
 SOLUTION.student("export_removes_keeping_order", {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
-                 (0, 0, 0, 0), breaks={"test_export_hidden": 4})
+                 (0, 3, 0, 0), breaks={"test_export_hidden": 4})
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ MATERIALIZE_TRAIN_AFTER = '''def materialize(model, *args):
     return model
 '''
 
-SOLUTION.student("materialize_train_after", {"materialize": MATERIALIZE_TRAIN_AFTER}, (0, 0, 0, 0))
+SOLUTION.student("materialize_train_after", {"materialize": MATERIALIZE_TRAIN_AFTER}, (0, 0, 0, 2.67))
 
 # Restores the root's flag with train(mode): train() recurses, so mixed modes are lost.
 MATERIALIZE_ROOT_FLAG_ONLY = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
@@ -174,7 +174,7 @@ MATERIALIZE_ROOT_FLAG_ONLY = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
 """)
 
 SOLUTION.student("materialize_root_flag_only", {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
-                 (0, 0, 0, 0), breaks={"test_materialize_hidden": 3})
+                 (0, 0, 0, 2.67), breaks={"test_materialize_hidden": 3})
 
 # Runs the dry call in whatever mode the model is in: norm layers in training mode count the batch and move
 # their running statistics.
@@ -184,7 +184,7 @@ MATERIALIZE_KEEPS_MODE = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
 -        model.train()
 """)
 
-SOLUTION.student("materialize_keeps_mode", {"materialize": MATERIALIZE_KEEPS_MODE}, (0, 0, 0, 0))
+SOLUTION.student("materialize_keeps_mode", {"materialize": MATERIALIZE_KEEPS_MODE}, (0, 0, 0, 2.67))
 
 # Always calls the model, also when nothing is lazy.
 MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
@@ -200,7 +200,7 @@ MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
 '''
 
 SOLUTION.student("materialize_always_calls", {"materialize": MATERIALIZE_ALWAYS_CALLS},
-                 (0, 0, 0, 0), breaks={"test_materialize_hidden": 2})
+                 (0, 0, 0, 2.67), breaks={"test_materialize_hidden": 2})
 
 # Asks has_uninitialized_params(): a lazy module whose parameters came from a checkpoint stays lazy.
 MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(MATERIALIZE_KEEPS_MODE, """
@@ -218,7 +218,7 @@ MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(MATERIALIZE_KEEPS_MODE, 
 
 SOLUTION.student("materialize_uninitialized_only", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
                   "materialize": MATERIALIZE_UNINITIALIZED_ONLY},
-                 (2, 4, 2, 0))
+                 (2, 4, 2, 2.67))
 
 # Returns early with a bare `return` when nothing is lazy: None instead of the model.
 MATERIALIZE_RETURNS_NONE_WHEN_READY = SOLUTION.edited("materialize", """
@@ -228,7 +228,7 @@ MATERIALIZE_RETURNS_NONE_WHEN_READY = SOLUTION.edited("materialize", """
 
 SOLUTION.student("export_ordered_dict", {"export_plain_state_dict": EXPORT_ORDERED_DICT,
                   "materialize": MATERIALIZE_RETURNS_NONE_WHEN_READY},
-                 (0, 0, 0, 0), breaks={"test_export_hidden": 1, "test_materialize_hidden": 1})
+                 (0, 0, 0, 2.67), breaks={"test_export_hidden": 1, "test_materialize_hidden": 1})
 
 # A correct part 2 written differently: flags kept by qualified name, restored through get_submodule.
 MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):

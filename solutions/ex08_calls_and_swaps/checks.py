@@ -159,7 +159,12 @@ def call_tensors(chosen: list, gen: torch.Generator) -> dict:
 
 def call_observe_case(
     call_with: object, model: nn.Module, counter: Counting, chosen: list, unknown: object, gen: torch.Generator
-) -> list:
+) -> dict:
+    """One seeded case: what each rule asks of the call, each under the rule's label. The model's output is taken
+    where the model gives it (a forward hook), so what reaches the given tensors (rule 3) does not depend on what
+    call_with returns (rule 4). A call of valid names only that raises stops the case there, unnamed (grader.rules
+    then blames the rules the fixed cases show broken); whether an unknown name's message names it is left to the
+    fixed cases."""
     x = torch.randn(4, 3, generator=gen)  # drawn in the test's order whatever the call does
     given = call_tensors(chosen, gen)
     before = entries(model)
@@ -168,30 +173,42 @@ def call_observe_case(
         try:
             call_with(model, given, x)
             outcome = ["returns"]
-        except KeyError as error:
-            outcome = ["raises KeyError", repr(unknown) in str(error)]
         except Exception as error:  # noqa: BLE001
             outcome = raised(error)
-        return [outcome, counter.calls, restored(before)]
+        return {
+            "rule 2: what the call does (it raises KeyError)": outcome,
+            "rule 2: times the model ran": counter.calls,
+            "rule 2: every registry entry holds what it held": restored(before),
+        }
     armed = [m for m in model.modules() if isinstance(m, Fragile) and m.armed]
     own = [*model.named_parameters(), *model.named_buffers()]
+    outputs: list = []
+    model.register_forward_hook(lambda module, args, output: outputs.append(output))
     try:
         got = call_with(model, given, x)
         error = None
     except Exception as caught:  # noqa: BLE001
         error = caught
-    seen = [counter.calls, restored(before)]
+    seen = {
+        "rule 3: times the model ran": counter.calls,
+        "rule 5: every registry entry holds its object again": restored(before),
+    }
     if armed:
-        return [*seen, error is armed[0].error]
+        seen["rule 5: the model's exception reaches the caller itself"] = error is armed[0].error
+        return seen
     if error is not None:
-        return [*seen, raised(error)]
-    if type(got) is not torch.Tensor:
-        return [*seen, {"returns": type(got).__name__}]
-    seen.append(data(got))
-    if got.requires_grad:
-        got.sum().backward()
-    seen.append([grad_of(value) if value.requires_grad else data(value) for value in given.values()])
-    seen.append([[data(value), grad_of(value)] for _, value in own])
+        return raised(error)
+    output = outputs[0] if len(outputs) == 1 and type(outputs[0]) is torch.Tensor else None
+    seen["rule 4: what comes back"] = "the model's output" if got is output else kind_of(got)
+    seen["rule 3: the model's output"] = None if output is None else data(output)
+    if output is not None and output.requires_grad:
+        output.sum().backward()
+    seen["rule 3: what reached each given tensor (a gradient, or a buffer's values)"] = {
+        name: grad_of(value) if value.requires_grad else data(value) for name, value in given.items()
+    }
+    seen["rule 3: the model's own tensors afterwards (values, gradient)"] = {
+        name: [data(value), grad_of(value)] for name, value in own
+    }
     return seen
 
 
@@ -199,7 +216,7 @@ def call_facts(
     call_with: object, model: nn.Module, counter: Counting, chosen: list, unknown: object, gen: torch.Generator
 ) -> dict:
     """A hand-built case run as call_observe_case runs it (the same draws from gen), its facts kept apart so that each
-    fixed case looks at the clause it checks."""
+    fixed case looks at the rule it checks."""
     x = torch.randn(4, 3, generator=gen)
     given = call_tensors(chosen, gen)
     before = entries(model)
@@ -214,7 +231,7 @@ def call_facts(
     outcome = ["returns"] if error is None else raised(error)
     if type(error) is KeyError and unknown is not None:
         outcome.append(repr(unknown) in str(error))
-    buffers = [data(value) for value in given.values() if not value.requires_grad]
+    buffers = {name: data(value) for name, value in given.items() if not value.requires_grad}
     return {
         "outcome": outcome,
         "calls": counter.calls,
@@ -248,22 +265,22 @@ class Probe(nn.Module):
         return out
 
 
-def call_clause_cases(call_with: object, hand_built: list) -> list:
-    """The fixed cases of each clause of part 1; hand_built: the facts of the seven hand-built cases, in order."""
+def call_rule_cases(call_with: object, hand_built: list) -> list:
+    """The fixed cases of each rule of part 1; hand_built: the facts of the seven hand-built cases, in order."""
 
     def names_ok(build: Callable[[], nn.Module], names: list) -> Callable[[], object]:
         """Each name given alone (never two names of one object): accepted, or what was raised."""
 
         def run():
-            seen = []
+            seen = {}
             for name in names:
                 model = build()
                 value = named_tensors(model)[name]
                 try:
                     call_with(model, {name: torch.zeros_like(value)}, torch.ones(2, 3))
-                    seen.append([name, "accepted"])
+                    seen[name] = "accepted"
                 except Exception as error:  # noqa: BLE001
-                    seen.append([name, raised(error)])
+                    seen[name] = raised(error)
             return seen
 
         return run
@@ -279,10 +296,14 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
                 call_with(model, given, torch.ones(2, 3))
                 outcome = ["returns"]
             except KeyError as error:
-                outcome = ["raises KeyError", [repr(name) in str(error) for name in bad]]
+                outcome = ["raises KeyError", {f"its message names {name!r}": repr(name) in str(error) for name in bad}]
             except Exception as error:  # noqa: BLE001
                 outcome = raised(error)
-            return [outcome, model[0].calls, restored(before)]
+            return {
+                "what the call does": outcome,
+                "times the model ran": model[0].calls,
+                "every entry as before": restored(before),
+            }
 
         return run
 
@@ -303,14 +324,27 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
                 error = caught
             labels = {id(value): f"given {name}" for name, value in given.items()}
             labels.update({id(value): f"own {name}" for name, value in valid.items()})
-            seen = [[[labels.get(id(item), kind_of(item)) for item in row] for row in probe.seen] for probe in probes]
+            held = {
+                f"probe {number}, call {call}": dict(
+                    zip(("weight", "stat"), [labels.get(id(item), kind_of(item)) for item in row], strict=True)
+                )
+                for number, probe in enumerate(probes, 1)
+                for call, row in enumerate(probe.seen, 1)
+            }
             for probe in probes:
                 for loss in probe.kept:
                     if loss.requires_grad:
                         loss.backward()
-            reached = [[name, grad_of(value) if value.requires_grad else data(value)] for name, value in given.items()]
-            own = [[name, grad_of(value), data(value)] for name, value in valid.items()]
-            return [None if error is None else raised(error), seen, reached, own]
+            return {
+                "the call's exception": None if error is None else raised(error),
+                "what the registry entries held during the call": held,
+                "what reached each given tensor (a gradient, or a buffer's values)": {
+                    name: grad_of(value) if value.requires_grad else data(value) for name, value in given.items()
+                },
+                "the model's own tensors afterwards (gradient, values)": {
+                    name: [grad_of(value), data(value)] for name, value in valid.items()
+                },
+            }
 
         return run
 
@@ -350,10 +384,11 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
         }
         x = torch.arange(12.0).reshape(4, 3)
         call_with(model, given, x)
-        return [[name, data(value)] for name, value in given.items()] + [
-            data(model.running_mean),
-            data(model.num_batches_tracked),
-        ]
+        return {
+            **{f"the given {name}": data(value) for name, value in given.items()},
+            "the model's own running_mean": data(model.running_mean),
+            "the model's own num_batches_tracked": data(model.num_batches_tracked),
+        }
 
     def returned(make: Callable[[torch.Tensor], object]) -> Callable[[], object]:
         class Returns(nn.Module):
@@ -370,16 +405,26 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
         def run():
             module = Returns()
             got = call_with(module, {"weight": torch.full((3,), 2.0)}, torch.ones(3))
-            return [len(module.results), bool(module.results) and got is module.results[0]]
+            return {
+                "times forward ran": len(module.results),
+                "what forward returned comes back, that very object": bool(module.results) and got is module.results[0],
+            }
 
         return run
 
     def gradient_through_output():
+        """The output as the module gives it (a forward hook), whatever call_with returns (rule 4's business)."""
         lin = nn.Linear(2, 2)
+        outputs: list = []
+        lin.register_forward_hook(lambda module, args, output: outputs.append(output))
         given = torch.zeros(2, 2, requires_grad=True)
-        got = call_with(lin, {"weight": given}, torch.ones(3, 2))
-        got.sum().backward()
-        return [data(got.detach() - lin.bias.detach()), grad_of(given), grad_of(lin.weight)]
+        call_with(lin, {"weight": given}, torch.ones(3, 2))
+        outputs[0].sum().backward()
+        return {
+            "the output less the bias": data(outputs[0].detach() - lin.bias.detach()),
+            "the given weight's gradient": grad_of(given),
+            "the own weight's gradient": grad_of(lin.weight),
+        }
 
     def first():
         return type(call_with(nn.Linear(2, 2), {}, torch.ones(1, 2))) is torch.Tensor
@@ -395,10 +440,10 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
             given = {name: torch.zeros_like(valid[name]) for name in names}
             try:
                 call_with(model, given, torch.ones(3))
-                outcome = ["returns"]
+                outcome = "returns"
             except Exception as error:  # noqa: BLE001
-                outcome = [type(error).__name__, error is failure]
-            return [outcome, restored(before)]
+                outcome = "the model's own exception" if error is failure else raised(error)
+            return {"what reaches the caller": outcome, "every entry holds its object again": restored(before)}
 
         return run
 
@@ -427,16 +472,8 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
                 lambda: nn.Sequential(nn.BatchNorm1d(3)), ["0.running_mean", "0.running_var", "0.num_batches_tracked"]
             ),
         ),
-        fixed(
-            2,
-            "a misspelled name after valid ones (hand-built case 6)",
-            lambda: facts[5]["outcome"] + [facts[5]["calls"], facts[5]["restored"]],
-        ),
-        fixed(
-            2,
-            "a name with a trailing space (hand-built case 7)",
-            lambda: facts[6]["outcome"] + [facts[6]["calls"], facts[6]["restored"]],
-        ),
+        fixed(2, "a misspelled name after valid ones (hand-built case 6)", lambda: refused(facts[5])),
+        fixed(2, "a name with a trailing space (hand-built case 7)", lambda: refused(facts[6])),
         fixed(
             2,
             "a valid name, then an unknown one: nothing swapped, nothing called",
@@ -473,16 +510,19 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
         fixed(3, "module(*args), not module.forward: the module's own hooks run, once each", hooks_run),
         fixed(3, "BatchNorm in training mode updates the given running statistics in place", batch_norm),
         fixed(3, "the given BatchNorm buffers after the call (hand-built case 5)", lambda: facts[4]["given buffers"]),
+        fixed(3, "the output carries the gradient to the given tensor", gradient_through_output),
         fixed(4, "what the call returns is a tensor (the visible lines of this cell)", first),
         fixed(4, "the output tensor itself is returned", returned(lambda y: y)),
         fixed(4, "a tuple is returned as it is", returned(lambda y: (y, "tag"))),
         fixed(4, "a dict is returned as it is", returned(lambda y: {"out": y})),
         fixed(4, "None is returned as it is", returned(lambda y: None)),
-        fixed(4, "the returned output carries the gradient to the given tensor", gradient_through_output),
         fixed(
             5,
             "a call that raises: restored, the same exception (hand-built case 1)",
-            lambda: [facts[0]["restored"], facts[0]["same error"]],
+            lambda: {
+                "every entry holds its object again": facts[0]["restored"],
+                "the model's own exception reaches the caller": facts[0]["same error"],
+            },
         ),
         fixed(5, "tied weights restored after the call (hand-built case 2)", lambda: facts[1]["restored"]),
         fixed(5, "a shared module restored under both names (functional_call leaves it swapped)", shared_restored),
@@ -493,6 +533,16 @@ def call_clause_cases(call_with: object, hand_built: list) -> list:
         ),
         fixed(5, "a call that raises with nothing given: the same exception", raising([])),
     ]
+
+
+def refused(facts: dict) -> dict:
+    """What a hand-built case with an unknown name shows of rule 2."""
+    outcome = facts["outcome"]
+    return {
+        "what the call does": outcome,
+        "times the model ran": facts["calls"],
+        "every entry as before": facts["restored"],
+    }
 
 
 def shared_layer() -> nn.Module:
@@ -528,7 +578,7 @@ def observe_call_hidden(ns: dict) -> dict:
             hand_built.append(
                 dict.fromkeys(["outcome", "calls", "restored", "same error", "given buffers"], raised(error))
             )
-    cases = call_clause_cases(call_with, hand_built)
+    cases = call_rule_cases(call_with, hand_built)
     generated = []
     for _ in range(CALL_CASES):
         model, counter, case_rng = call_model(rng.randrange(2**31))
@@ -541,12 +591,17 @@ def observe_call_hidden(ns: dict) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def visits(apply_once: object, model: nn.Module) -> list:
-    """[returned is model, the qualified name of every module fn was called on, in order]."""
-    names = {id(module): name or "(root)" for name, module in model.named_modules()}
-    got = []
-    returned = apply_once(model, got.append)
-    return [returned is model, [names.get(id(item), {"not a module": type(item).__name__}) for item in got]]
+def visits(apply_once: object, model: nn.Module) -> dict:
+    """One seeded case: what fn was called on, each rule's part of it apart (rule 3: what is not a module; rule 1:
+    how often each module; rule 2: the order of first visits), and whether the model itself came back."""
+    returned, seen = visit_names(apply_once, model)
+    modules = [name for name in seen if not name.startswith("not a module")]
+    return {
+        "rule 1: how many times fn saw each module": dict(sorted((name, modules.count(name)) for name in set(modules))),
+        "rule 2: the order in which fn first saw each module": list(dict.fromkeys(modules)),
+        "rule 3: what fn saw that is not a module": [name for name in seen if name.startswith("not a module")],
+        "rule 4: the model itself comes back": returned is model,
+    }
 
 
 class Fork(nn.Module):
@@ -595,13 +650,13 @@ def visit_names(apply_once: object, model: nn.Module) -> tuple:
     return returned, [names.get(id(item), f"not a module: {type(item).__name__}") for item in got]
 
 
-def apply_clause_cases(apply_once: object) -> list:
+def apply_rule_cases(apply_once: object) -> list:
     def counts(build: Callable[[], nn.Module]) -> Callable[[], object]:
         """How many times fn saw each module (and anything else), whatever the order."""
 
         def run():
             _, seen = visit_names(apply_once, build())
-            return sorted([name, seen.count(name)] for name in set(seen))
+            return dict(sorted((name, seen.count(name)) for name in set(seen)))
 
         return run
 
@@ -618,7 +673,7 @@ def apply_clause_cases(apply_once: object) -> list:
         def run():
             model = build()
             returned, _ = visit_names(apply_once, model)
-            return [returned is model, kind_of(returned)]
+            return {"the model itself comes back": returned is model, "what comes back": kind_of(returned)}
 
         return run
 
@@ -720,7 +775,7 @@ APPLY_CODE = {nn.Module.apply.__code__: "nn.Module.apply", nn.Module._apply.__co
 
 
 def apply_not_called_cases(apply_once: object) -> list:
-    """Clause 5: the code of nn.Module.apply (or _apply) never runs while apply_once runs, whatever reference would
+    """Rule 5: the code of nn.Module.apply (or _apply) never runs while apply_once runs, whatever reference would
     reach it (a method looked up then, or a function captured before)."""
 
     def ran(make: Callable[[], nn.Module]) -> Callable[[], list]:
@@ -740,7 +795,7 @@ def apply_not_called_cases(apply_once: object) -> list:
 @single_thread
 def observe_apply_hidden(ns: dict) -> dict:
     apply_once = ns.get("apply_once")
-    fixed_cases = [*apply_clause_cases(apply_once), *apply_not_called_cases(apply_once)]
+    fixed_cases = [*apply_rule_cases(apply_once), *apply_not_called_cases(apply_once)]
     rng = Random(APPLY_SEED)
     cases = []
     for _ in range(APPLY_CASES):

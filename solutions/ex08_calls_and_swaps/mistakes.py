@@ -45,7 +45,7 @@ CALL_NO_FINALLY = SOLUTION.edited_answer(_CALL_RIGHT, """
 +    return out
 """)
 
-SOLUTION.student("call_no_finally", {"call_with": CALL_NO_FINALLY}, (0, 0, 0, 0), breaks={"test_call_with_hidden": 5})
+SOLUTION.student("call_no_finally", {"call_with": CALL_NO_FINALLY}, (0, 3.2, 0, 0), breaks={"test_call_with_hidden": 5})
 
 # Goes through setattr, wrapping each tensor in a new Parameter where a Parameter was (a plain tensor would be
 # refused there): the module computes with a copy of the given tensor's role, and gradients stop at the wrapper.
@@ -70,7 +70,7 @@ CALL_WRAPS_IN_PARAMETER = '''def call_with(module, tensors, *args):
             setattr(owner, key, old)
 '''
 
-SOLUTION.student("call_wraps_in_parameter", {"call_with": CALL_WRAPS_IN_PARAMETER}, (0, 0, 0, 0))
+SOLUTION.student("call_wraps_in_parameter", {"call_with": CALL_WRAPS_IN_PARAMETER}, (0, 3.2, 0, 0))
 
 # Copies the values into the module's own tensors and back: the registries never change, and nothing reaches the
 # given tensors (no gradient, no in-place update).
@@ -93,7 +93,7 @@ CALL_COPIES_VALUES = '''def call_with(module, tensors, *args):
                 own.copy_(value)
 '''
 
-SOLUTION.student("call_copies_values", {"call_with": CALL_COPIES_VALUES}, (0, 0, 0, 0))
+SOLUTION.student("call_copies_values", {"call_with": CALL_COPIES_VALUES}, (0, 3.2, 0, 0))
 
 # Delegates to functional_call after checking the names: a module registered under several names keeps the
 # given tensor after the call (functional_call's restore swaps the same slot twice).
@@ -107,7 +107,7 @@ CALL_DELEGATES = '''def call_with(module, tensors, *args):
     return functional_call(module, tensors, args)
 '''
 
-SOLUTION.student("call_delegates", {"call_with": CALL_DELEGATES}, (0, 0, 0, 0))
+SOLUTION.student("call_delegates", {"call_with": CALL_DELEGATES}, (0, 3.2, 0, 0))
 
 # Replaces only the entry the name points to: a weight tied to another module's keeps its old value there.
 CALL_NAMED_ENTRY_ONLY = SOLUTION.edited_answer(CALL_WRAPS_IN_PARAMETER, """
@@ -125,7 +125,7 @@ CALL_NAMED_ENTRY_ONLY = SOLUTION.edited_answer(CALL_WRAPS_IN_PARAMETER, """
 """)
 
 SOLUTION.student("call_named_entry_only", {"call_with": CALL_NAMED_ENTRY_ONLY},
-                 (2, 0, 0, 0), breaks={"test_call_with_hidden": 3})
+                 (2, 3.2, 0, 0), breaks={"test_call_with_hidden": 3})
 
 # Checks each name while swapping: a bad name after good ones raises with the good ones still swapped in.
 CALL_CHECKS_WHILE_SWAPPING = '''def call_with(module, tensors, *args):
@@ -213,7 +213,7 @@ APPLY_PREORDER = SOLUTION.edited_answer(APPLY_DIRECT, """
 +    return model
 """)
 
-SOLUTION.student("apply_preorder", {"apply_once": APPLY_PREORDER}, (0, 0, 0, 0), breaks={"test_apply_once_hidden": 2})
+SOLUTION.student("apply_preorder", {"apply_once": APPLY_PREORDER}, (0, 0, 0, 3.2), breaks={"test_apply_once_hidden": 2})
 
 # Keeps the last visit of a shared module instead of the first.
 APPLY_LAST_VISIT = '''def apply_once(model, fn):
@@ -244,7 +244,7 @@ APPLY_NONE_CHILD = SOLUTION.edited("apply_once", """
 """)
 
 SOLUTION.student("apply_none_child", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_NONE_CHILD},
-                 (2, 4, 2, 0), breaks={"test_apply_once_hidden": 3})
+                 (2, 4, 2, 3.2), breaks={"test_apply_once_hidden": 3})
 
 # A correct part 2 written differently: an explicit stack instead of recursion.
 APPLY_CORRECT_STACK = '''def apply_once(model, fn):
@@ -266,9 +266,9 @@ APPLY_CORRECT_STACK = '''def apply_once(model, fn):
 
 SOLUTION.student("call_checks_while_swapping", {"call_with": CALL_CHECKS_WHILE_SWAPPING,
                   "apply_once": APPLY_CORRECT_STACK},
-                 (2, 0, 2, 4), breaks={"test_call_with_hidden": 2})
+                 (2, 3.2, 2, 4), breaks={"test_call_with_hidden": 2})
 SOLUTION.student("call_deduplicated_names", {"call_with": CALL_DEDUPLICATED_NAMES, "apply_once": APPLY_CORRECT_STACK},
-                 (2, 0, 2, 4), breaks={"test_call_with_hidden": 1})
+                 (2, 3.2, 2, 4), breaks={"test_call_with_hidden": 1})
 SOLUTION.control("alternative_correct", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK})
 
 # The right visits in the right order, but the model is not returned (fn's results were the point).
@@ -308,7 +308,7 @@ APPLY_OWN_WALK_TWICE = '''def apply_once(model, fn):
     return model
 '''
 
-SOLUTION.student("apply_own_walk_twice", {"apply_once": APPLY_OWN_WALK_TWICE}, (0, 0, 0, 0),
+SOLUTION.student("apply_own_walk_twice", {"apply_once": APPLY_OWN_WALK_TWICE}, (0, 0, 0, 3.2),
                  breaks={"test_apply_once_hidden": 1})
 
 # A reviewer's answer (issue 25): the same shortcut, apply run in another thread so that a profile of the calling

@@ -322,6 +322,13 @@ nn.Module.__call__ = _wrong_call
 """
 
 
+# What the answers under these cheats earn without them, by the credit per rule (the README): BROKEN_COPY alone keeps
+# rules 6 and 7 of part 2 (2 of 8 rules of 4 points); a classify_slots mapping every key to the plain str "other"
+# keeps rules 1, 3 and 5 of part 1 (3 of 5). The trusted check gives the cheats no more than that.
+WRONG_OUTPUTS = {"test_copy_hidden": 1.0}
+EVERYTHING_OTHER = {"test_classify_slots_hidden": 2.4}
+
+
 def broken_copy(patches: str) -> Callable[[Context], None]:
     def build(ctx: Context) -> None:
         answers = {"copy_sharing_parameters": ctx.course.solution["copy_sharing_parameters"] + "\n" + BROKEN_COPY}
@@ -1137,6 +1144,7 @@ VECTORS: list[Vector] = [
         "torch_equal",
         "copies compute wrong outputs; torch.equal patched to always say equal",
         broken_copy(PATCH_TORCH_EQUAL),
+        deserved=WRONG_OUTPUTS,
         reason="trusted check",
     ),
     Vector(
@@ -1145,6 +1153,7 @@ VECTORS: list[Vector] = [
         "torch_allclose",
         "copies compute wrong outputs; allclose/assert_close patched to pass",
         broken_copy(PATCH_ALLCLOSE),
+        deserved=WRONG_OUTPUTS,
         kinds=RUNNER_OK,
     ),
     Vector(
@@ -1195,6 +1204,7 @@ VECTORS: list[Vector] = [
         "lying_str",
         "classify_slots returns a str subclass equal to anything; type() lies",
         liar("str_subclass"),
+        deserved=EVERYTHING_OTHER,
         reason="trusted check",
     ),
     Vector(
@@ -1203,6 +1213,7 @@ VECTORS: list[Vector] = [
         "lying_dict",
         "classify_slots returns a dict subclass equal to anything; type() lies",
         liar("dict_subclass"),
+        deserved=EVERYTHING_OTHER,
         reason="trusted check",
     ),
     Vector(
