@@ -1,10 +1,13 @@
-"""Every clause of every part's contract is covered by a fixed case of its hidden test, and proven to be.
+"""Every clause of every part's contract is covered by a fixed case of its hidden test, and proven to be; every part's
+input space by generated cases.
 
 For each hidden test cell: the part's contract (the last markdown cell before the part's solution cell) numbers its
 rules 1..n at the top level; the exercise's checks name the same clauses (`CLAUSES`); the solution's observation has
 at least one fixed case per clause (labelled "clause k: ..."), all before the seeded cases; and for each clause, the
 scripted answer that `mistakes.py` says breaks that clause alone (`BREAKS`) fails at least one case of that clause,
-passes every fixed case of the part's other clauses, and earns the cell no points.
+passes every fixed case of the part's other clauses, and earns the cell no points. Each answer that `mistakes.py`
+says only generated cases catch (`GENERATED_ONLY`) passes every fixed and seeded case, fails a generated one, and
+earns the cell no points.
 """
 
 from __future__ import annotations
@@ -77,12 +80,22 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory):
         yield running
 
 
+_checkers: dict[str, TrustedChecker] = {}
+
+
+def _checker(assignment: str, sandbox) -> TrustedChecker:
+    """The assignment's trusted checker in this module's sandbox, its solution observed once for all the tests."""
+    if assignment not in _checkers:
+        _checkers[assignment] = TrustedChecker(assignment, sandbox)
+    return _checkers[assignment]
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignment: str, sandbox) -> None:
     clauses = _checks(assignment)["CLAUSES"]
     breaks = runpy.run_path(str(mistakes_file(assignment))).get("BREAKS")
     assert type(breaks) is dict, f"{mistakes_file(assignment)} has no BREAKS"
-    checker = TrustedChecker(assignment, sandbox)
+    checker = _checker(assignment, sandbox)
     reference = checker.reference()
     path, _ = _source(assignment)
     release = fresh_release(assignment)[path.name]
@@ -111,3 +124,28 @@ def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignm
                 f"{student} must break clause {clause} of {grade_id} alone; "
                 f"fixed cases of clauses {sorted(differing)} differ"
             )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_what_only_generated_cases_catch_is_caught_by_them(assignment: str, sandbox) -> None:
+    generated_only = runpy.run_path(str(mistakes_file(assignment))).get("GENERATED_ONLY", {})
+    if not generated_only:
+        pytest.skip(f"{mistakes_file(assignment)} scripts no answer that only generated cases catch")
+    checker = _checker(assignment, sandbox)
+    reference = checker.reference()
+    path, _ = _source(assignment)
+    release = fresh_release(assignment)[path.name]
+    answers, expected = scripted_students(assignment)
+    for grade_id, students in generated_only.items():
+        for student in students:
+            assert expected[student][grade_id] == 0, f"{student} must earn nothing on {grade_id}"
+            observations, problem, _ = checker.observe(cells_to_run(submission(release, answers[student])))
+            assert not problem, f"{student}: {problem}"
+            mine = observations[grade_id]
+            assert type(mine) is dict and mine.keys() == reference[grade_id].keys()
+            differing = [
+                label for label, value in reference[grade_id].items() if not observing.agrees(mine[label], value)
+            ]
+            assert differing, f"{student} passes every case of {grade_id}"
+            caught_by = {label for label in differing if observing.dimensions_of(label) is None}
+            assert not caught_by, f"{student} is caught by other cases than generated ones: {sorted(caught_by)[:3]}"

@@ -9,7 +9,23 @@ import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
 
-from grader.observing import fixed, kind_of, labelled, numbers, plain, seed_torch, seeded
+from grader.observing import (
+    GRAPH_SPACE,
+    built,
+    drawn,
+    every,
+    fixed,
+    graph_cases,
+    graph_dimensions,
+    holder,
+    kind_of,
+    labelled,
+    numbers,
+    plain,
+    seed_torch,
+    seeded,
+    spanned,
+)
 
 
 def boolean(value: object) -> object:
@@ -329,6 +345,56 @@ def modes_fixed(module_modes: object) -> list:
     ]
 
 
+# Part 1's input space: every module graph of up to 4 modules and 4 child slots (None, shared modules), its modes
+# mixed; then every flag the contract names, on the graph SHOWCASE, at each place: the root, a child, a module shared
+# by two parents, the last module of named_modules(), and two modules at once (the first named is not the first made).
+MODES_FLAGS = {
+    "bools only": lambda: True,
+    "1": lambda: 1,
+    "0": lambda: 0,
+    "1.0": lambda: 1.0,
+    "'yes'": lambda: "yes",
+    "''": lambda: "",
+    "'False'": lambda: "False",
+    "None": lambda: None,
+    "a one-element tensor": lambda: torch.tensor(True),
+    "a many-element tensor": lambda: torch.tensor([True, False]),
+    "a Parameter": lambda: nn.Parameter(torch.ones(())),
+}
+SHOWCASE = ((1, 2), (3, None), (3,), ())  # named_modules(): '' (0), 'c0' (1), 'c0.c0' (3), 'c1' (2)
+MODES_PLACES = {
+    "nowhere": (),
+    "the root": (0,),
+    "a child": (1,),
+    "a shared module": (3,),
+    "the last module": (2,),
+    "two modules": (2, 3),
+}
+MODES_SPACE = {**GRAPH_SPACE, "flag": list(MODES_FLAGS), "flag at": list(MODES_PLACES)}
+
+
+def modes_space() -> list:
+    """Part 1's generated cases, smallest first: (point, drawing, (graph, flag, place))."""
+    shapes = [
+        ({**point, "flag": "bools only", "flag at": "nowhere"}, text, (graph, "bools only", "nowhere"))
+        for point, text, (graph,) in graph_cases(4, 4)
+    ]
+    flags = every({"flag": list(MODES_FLAGS)[1:], "flag at": list(MODES_PLACES)[1:]})
+    showcase = graph_dimensions(SHOWCASE)
+    return shapes + [
+        ({**showcase, **point}, drawn(SHOWCASE), (SHOWCASE, point["flag"], point["flag at"])) for point in flags
+    ]
+
+
+def modes_model(graph: tuple, flag: str, place: str) -> nn.Module:
+    """A generated case's model: plain modules in the graph's shape, modes alternating by node (so a shared module's
+    parents differ), the flag `flag` (a new object each) on the modules at `place`."""
+    modules = built(graph, lambda node, children: holder(children).train(node % 2 == 0))
+    for node in MODES_PLACES[place]:
+        modules[node].training = MODES_FLAGS[flag]()
+    return modules[0]
+
+
 def observe_modes_hidden(ns: dict) -> dict:
     module_modes = ns.get("module_modes")
 
@@ -350,7 +416,8 @@ def observe_modes_hidden(ns: dict) -> dict:
     with torch.random.fork_rng(devices=[]):
         seed_torch(MODES_SEED)
         fixed_cases = modes_fixed(module_modes)
-    return labelled(*fixed_cases, *seeded(cases, case))
+    generated = spanned(modes_space(), lambda *arguments: case(None, modes_model(*arguments), []))
+    return labelled(*fixed_cases, *generated, *seeded(cases, case))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -939,6 +1006,9 @@ def observe_frozen_hidden(ns: dict) -> dict:
     finally:
         torch.set_num_threads(threads)
 
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {"test_module_modes_hidden": MODES_SPACE}
 
 OBSERVERS = {
     "test_module_modes_hidden": observe_modes_hidden,

@@ -155,6 +155,16 @@ MODES_REPAIRS_BEFORE_RAISING = SOLUTION.edited("module_modes", """
 SOLUTION.student("modes_repairs_before_raising", {"module_modes": MODES_REPAIRS_BEFORE_RAISING},
                  (2, 0, 0, 0), breaks={"test_module_modes_hidden": 6})
 
+# Tests membership in (True, False) before the type: right for every one-element flag, but a tensor flag of several
+# elements makes `in` raise RuntimeError ("ambiguous") instead of the TypeError of rule 4 (issue 28).
+MODES_MEMBERSHIP_FIRST = SOLUTION.edited_answer(_MODES_RIGHT, """
+-        if type(module.training) is not bool:
++        if module.training not in (True, False) or type(module.training) is not bool:
+""")
+
+SOLUTION.student("modes_membership_first", {"module_modes": MODES_MEMBERSHIP_FIRST},
+                 (2, 0, 0, 0), generated_only=("test_module_modes_hidden",))
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: train_with_frozen_norm_stats
 # ---------------------------------------------------------------------------------------------------------
@@ -402,3 +412,4 @@ SOLUTION.student("frozen_sets_before_checking", {"train_with_frozen_norm_stats":
                  (0, 0, 2, 0), breaks={"test_frozen_hidden": 7})
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
+GENERATED_ONLY = SOLUTION.generated_only

@@ -10,7 +10,7 @@ import torch
 import torch.nn.utils.parametrize as parametrize
 from torch import nn
 
-from grader.observing import data, fixed, labelled, plain, raised, seed_torch, seeded, single_thread
+from grader.observing import data, every, fixed, labelled, plain, raised, seed_torch, seeded, single_thread, spanned
 
 
 def boolean(value: object) -> object:
@@ -288,6 +288,56 @@ def export_fixed(export: object) -> list:
     ]
 
 
+class Host(nn.Module):
+    """What part 1's generated cases parametrize: a parameter, a buffer and a non-persistent buffer, each (3, 3),
+    around a child whose keys come between them and the parametrizations' in state_dict()."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(3, 3))
+        self.register_buffer("stat", torch.randn(3, 3))
+        self.register_buffer("mask", torch.randn(3, 3), persistent=False)
+        self.inner = nn.Linear(3, 3)
+
+
+# Part 1's input space: which registry the parametrized tensor sits in (persistent or not), what is registered on
+# it, whether it requires grad, and where its module sits in the model (the root, a child, two levels down, or
+# registered in two places); every pair of unusual values.
+EXPORT_TARGETS = {
+    "a parameter": ["weight"],
+    "a buffer": ["stat"],
+    "a non-persistent buffer": ["mask"],
+    "a parameter and a buffer": ["weight", "stat"],
+}
+EXPORT_STACKS = {
+    "symmetric": lambda: [Symmetric()],
+    "returns original": lambda: [Unchanged()],
+    "scaled then symmetric": lambda: [Scaled(-1.0), Symmetric()],
+}
+EXPORT_PLACES = {
+    "the root": lambda host: host,
+    "a child": lambda host: nn.Sequential(nn.Linear(3, 3), host),
+    "two levels down": lambda host: nn.Sequential(nn.Sequential(nn.ReLU(), host), nn.BatchNorm1d(3)),
+    "two places": lambda host: nn.Sequential(host, nn.ReLU(), nn.Sequential(host)),
+}
+EXPORT_SPACE = {
+    "parametrized": list(EXPORT_TARGETS),
+    "parametrizations": list(EXPORT_STACKS),
+    "requires grad": ["yes", "no"],
+    "module at": list(EXPORT_PLACES),
+}
+
+
+def export_model(point: dict) -> nn.Module:
+    """A generated case's model (seeded by the caller): a Host with the point's parametrizations, placed."""
+    host = Host()
+    host.weight.requires_grad_(point["requires grad"] == "yes")
+    for name in EXPORT_TARGETS[point["parametrized"]]:
+        for parametrization in EXPORT_STACKS[point["parametrizations"]]():
+            parametrize.register_parametrization(host, name, parametrization)
+    return EXPORT_PLACES[point["module at"]](host)
+
+
 @single_thread
 def observe_export_hidden(ns: dict) -> dict:
     export = ns.get("export_plain_state_dict")
@@ -295,7 +345,15 @@ def observe_export_hidden(ns: dict) -> dict:
     rng = Random(EXPORT_SEED)
     seed_torch(EXPORT_SEED)
     cases = sorted((export_case(rng) for _ in range(EXPORT_CASES)), key=lambda case: case[0])
-    return labelled(*fixed_cases, *seeded(cases, lambda _, model: unchanged_after(export, model)))
+
+    def generated(point: dict) -> list:
+        seed_torch(EXPORT_SEED)
+        return unchanged_after(export, export_model(point))
+
+    space = [(point, "", (point,)) for point in every(EXPORT_SPACE, most=2)]
+    return labelled(
+        *fixed_cases, *spanned(space, generated), *seeded(cases, lambda _, model: unchanged_after(export, model))
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -534,6 +592,9 @@ def observe_materialize_hidden(ns: dict) -> dict:
 
     return labelled(*fixed_cases, *seeded(cases, case))
 
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {"test_export_hidden": EXPORT_SPACE}
 
 OBSERVERS = {
     "test_export_hidden": observe_export_hidden,

@@ -146,6 +146,24 @@ EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, '
 SOLUTION.student("export_removes_keeping_order", {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
                  (0, 0, 0, 0), breaks={"test_export_hidden": 4})
 
+# Finds the stored originals among the parameters: a parametrization registered on a buffer keeps its
+# parametrizations.<name>.original key and its stored value (issue 28).
+EXPORT_PARAMETERS_ONLY = SOLUTION.edited("export_plain_state_dict", """
+-    for prefix, module in model.named_modules(remove_duplicate=False):
+-        if parametrize.is_parametrized(module):
+-            dotted = f"{prefix}." if prefix else ""
+-            for name in module.parametrizations:
+-                stored[f"{dotted}parametrizations.{name}.original"] = (f"{dotted}{name}", module, name)
++    for key, _ in model.named_parameters(remove_duplicate=False):  # where the originals are stored
++        if key.endswith(".original"):
++            path, _, name = key.removesuffix(".original").rpartition(".")
++            prefix = path.removesuffix("parametrizations")
++            stored[key] = (f"{prefix}{name}", model.get_submodule(prefix.removesuffix(".")), name)
+""")
+
+SOLUTION.student("export_parameters_only", {"export_plain_state_dict": EXPORT_PARAMETERS_ONLY},
+                 (2, 0, 0, 0), generated_only=("test_export_hidden",))
+
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: materialize
@@ -248,3 +266,4 @@ SOLUTION.control("alternative_correct", {"export_plain_state_dict": EXPORT_CORRE
                                          "materialize": MATERIALIZE_CORRECT_BY_NAME})
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
+GENERATED_ONLY = SOLUTION.generated_only

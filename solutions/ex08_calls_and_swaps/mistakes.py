@@ -193,6 +193,16 @@ CALL_FORGETS_RETURN = SOLUTION.edited_answer(CALL_CORRECT_BY_VARS, """
 SOLUTION.student("call_forgets_return", {"call_with": CALL_FORGETS_RETURN},
                  (0, 0, 0, 0), breaks={"test_call_with_hidden": 4})
 
+# Takes the valid names from state_dict(): every name but those of non-persistent buffers, which it refuses with
+# a KeyError (issue 28).
+CALL_STATE_DICT_NAMES = SOLUTION.edited("call_with", """
+-        if name not in named:
++        if name not in module.state_dict(keep_vars=True):
+""")
+
+SOLUTION.student("call_state_dict_names", {"call_with": CALL_STATE_DICT_NAMES},
+                 (2, 0, 0, 0), generated_only=("test_call_with_hidden",))
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: apply_once
 # ---------------------------------------------------------------------------------------------------------
@@ -325,3 +335,4 @@ APPLY_IN_THREAD = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
 SOLUTION.student("apply_in_thread", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_IN_THREAD}, (2, 4, 0, 0))
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
+GENERATED_ONLY = SOLUTION.generated_only
