@@ -653,7 +653,10 @@ def kept_state(modules: list) -> list:
         (
             module,
             snapshot(module),
-            [(name, p, p.detach().clone(), p.requires_grad) for name, p in vars(module)["_parameters"].items()],
+            [
+                (name, p, None if p is None else p.detach().clone(), p is not None and p.requires_grad)
+                for name, p in vars(module)["_parameters"].items()
+            ],
             [(name, None if b is None else b.clone()) for name, b in vars(module)["_buffers"].items()],
         )
         for module in modules
@@ -941,6 +944,70 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
     ]
 
 
+def look_alike() -> nn.Module:
+    """A plain module with a running_mean buffer and track_running_stats: not a _NormBase, so not frozen."""
+    module = nn.Module()
+    module.register_buffer("running_mean", torch.zeros(2))
+    module.track_running_stats = True
+    return module
+
+
+# Part 2's input space: the kind of layer (stat-keeping norm layers of several families, the same families without
+# statistics, norm layers that never keep any, a look-alike, a Dropout), the flag it holds before (each kind of value
+# rule 2 names, a Parameter for rule 7), and where it sits (the root, a child, under two parents, inside a norm
+# layer of its own, or unregistered in a plain list); every pair of unusual values, everything else in eval mode.
+FROZEN_LAYERS = {
+    "Dropout": lambda: nn.Dropout(0.5),
+    "BatchNorm1d": lambda: nn.BatchNorm1d(2),
+    "BatchNorm1d without statistics": lambda: nn.BatchNorm1d(2, track_running_stats=False),
+    "InstanceNorm1d with statistics": lambda: nn.InstanceNorm1d(2, track_running_stats=True),
+    "InstanceNorm1d": lambda: nn.InstanceNorm1d(2),
+    "BatchNorm2d": lambda: nn.BatchNorm2d(2),
+    "a BatchNorm1d subclass": lambda: ScaledBatchNorm(2, True),
+    "LayerNorm": lambda: nn.LayerNorm(2),
+    "a look-alike": look_alike,
+}
+FROZEN_FLAGS = {
+    "True": lambda: True,
+    "False": lambda: False,
+    "1": lambda: 1,
+    "'yes'": lambda: "yes",
+    "None": lambda: None,
+    "a tensor": lambda: torch.tensor(False),
+    "a Parameter": lambda: nn.Parameter(torch.ones(())),
+}
+FROZEN_PLACES = {
+    "the root": lambda layer: layer,
+    "a child": lambda layer: nn.Sequential(nn.Linear(2, 2), layer),
+    "a shared module": lambda layer: Fork(nn.Sequential(layer), nn.Sequential(nn.Dropout(0.5), layer)),
+    "inside a norm layer": lambda layer: nn.Sequential(NormWithChildren(2, True, layer, nn.Linear(2, 2))),
+    "in a plain list": lambda layer: Holder([nn.Linear(2, 2)], {"norm": nn.BatchNorm1d(2)}),
+}
+FROZEN_SPACE = {"layer": list(FROZEN_LAYERS), "flag before": list(FROZEN_FLAGS), "layer at": list(FROZEN_PLACES)}
+
+
+def frozen_space() -> list:
+    """Part 2's generated cases, smallest first: (point, '', (point,))."""
+    return [(point, "", (point,)) for point in every(FROZEN_SPACE, most=2)]
+
+
+def frozen_space_case(train_with_frozen_norm_stats: object, point: dict) -> list:
+    """A generated case: what the call returned or raised, every flag afterwards (the layer's too, registered or
+    not), and what clause 5 keeps of every module."""
+    layer = FROZEN_LAYERS[point["layer"]]()
+    model = FROZEN_PLACES[point["layer at"]](layer).eval()
+    if point["layer at"] == "in a plain list":
+        model.helpers = [layer.eval()]
+    layer.training = FROZEN_FLAGS[point["flag before"]]()
+    modules = [*registered(model), layer]
+    after = kept_state(modules)
+    try:
+        outcome = ["returns", train_with_frozen_norm_stats(model) is model]
+    except Exception as error:  # noqa: BLE001
+        outcome = ["raises", kind_of(error)]
+    return [outcome, flags_of(modules), after()]
+
+
 def observe_frozen_hidden(ns: dict) -> dict:
     train_with_frozen_norm_stats = ns.get("train_with_frozen_norm_stats")
 
@@ -1002,13 +1069,16 @@ def observe_frozen_hidden(ns: dict) -> dict:
             with torch.random.fork_rng(devices=[]):
                 seed_torch(FROZEN_SEED + 1)
                 fixed_cases = frozen_fixed(train_with_frozen_norm_stats)
-            return labelled(*fixed_cases, *seeded(cases, case))
+                generated = spanned(
+                    frozen_space(), lambda point: frozen_space_case(train_with_frozen_norm_stats, point)
+                )
+            return labelled(*fixed_cases, *generated, *seeded(cases, case))
     finally:
         torch.set_num_threads(threads)
 
 
 # hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
-SPACES = {"test_module_modes_hidden": MODES_SPACE}
+SPACES = {"test_module_modes_hidden": MODES_SPACE, "test_frozen_hidden": FROZEN_SPACE}
 
 OBSERVERS = {
     "test_module_modes_hidden": observe_modes_hidden,

@@ -11,10 +11,14 @@ import torch
 from torch import nn
 
 from grader.observing import (
+    GRAPH_SPACE,
+    built,
     code_that_runs,
     data,
     every,
     fixed,
+    graph_cases,
+    holder,
     kind_of,
     labelled,
     raised,
@@ -848,11 +852,20 @@ def observe_apply_hidden(ns: dict) -> dict:
         model = apply_build(rng, rng.choice([0, 1, 2, 2, 3, 3, 4]), [])
         cases.append((len(list(model.modules())), model))
     cases.sort(key=lambda case: case[0])
-    return labelled(*fixed_cases, *seeded(cases, lambda _, model: visits(apply_once, model)))
+    return labelled(
+        *fixed_cases,
+        *spanned(graph_cases(4, 4), lambda graph: visits(apply_once, graph_model(graph))),
+        *seeded(cases, lambda _, model: visits(apply_once, model)),
+    )
+
+
+def graph_model(graph: tuple) -> nn.Module:
+    """A generated case of part 2: plain modules in the shape of a graph of every small shape (observing.graphs)."""
+    return built(graph, lambda node, children: holder(children))[0]
 
 
 # hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
-SPACES = {"test_call_with_hidden": CALL_SPACE}
+SPACES = {"test_call_with_hidden": CALL_SPACE, "test_apply_once_hidden": GRAPH_SPACE}
 
 OBSERVERS = {
     "test_call_with_hidden": observe_call_hidden,
