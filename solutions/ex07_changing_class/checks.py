@@ -568,6 +568,71 @@ def mixed_ready() -> nn.Module:
     return model
 
 
+def loaded_lazy() -> nn.Module:
+    """A LazyLinear whose parameters a checkpoint already materialized: still lazy until called."""
+    lazy = nn.LazyLinear(3)
+    lazy.load_state_dict(nn.Linear(3, 3).state_dict())
+    return lazy
+
+
+def trained_norm() -> nn.BatchNorm1d:
+    """A BatchNorm1d whose running statistics are not the initial ones."""
+    norm = nn.BatchNorm1d(3)
+    norm(torch.randn(5, 3))
+    return norm
+
+
+# Part 2's input space: what is lazy (nothing, a LazyLinear fresh or loaded, a LazyBatchNorm1d, both), where it sits
+# (the root, a child, two levels down, registered twice), the modes of the model's modules, and whether a trained
+# BatchNorm1d sits next to it; every pair of unusual values. Every layer maps 3 features to 3.
+MATERIALIZE_LAZY = {
+    "nothing lazy": lambda: nn.Linear(3, 3),
+    "LazyLinear": lambda: nn.LazyLinear(3),
+    "a loaded LazyLinear": loaded_lazy,
+    "LazyBatchNorm1d": nn.LazyBatchNorm1d,
+    "LazyLinear and LazyBatchNorm1d": lambda: nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d()),
+}
+MATERIALIZE_PLACES = {
+    "the root": lambda layer: layer,
+    "a child": lambda layer: nn.Sequential(nn.Linear(3, 3), layer, nn.Dropout(0.5)),
+    "two levels down": lambda layer: nn.Sequential(nn.Sequential(nn.ReLU(), nn.Sequential(layer))),
+    "a shared module": lambda layer: nn.Sequential(layer, nn.ReLU(), layer),
+}
+MATERIALIZE_SPACE = {
+    "lazy": list(MATERIALIZE_LAZY),
+    "lazy at": list(MATERIALIZE_PLACES),
+    "modes": ["all training", "all evaluating", "mixed"],
+    "next to": ["nothing", "a trained BatchNorm1d"],
+}
+
+
+def materialize_model(point: dict) -> nn.Module:
+    """A generated case's model (seeded by the caller)."""
+    model = MATERIALIZE_PLACES[point["lazy at"]](MATERIALIZE_LAZY[point["lazy"]]())
+    if point["next to"] == "a trained BatchNorm1d":
+        model = nn.Sequential(trained_norm(), model)
+    if point["modes"] != "all training":
+        model.eval()
+    if point["modes"] == "mixed":
+        for number, module in enumerate(model.modules()):
+            module.training = number % 2 == 0
+    return model
+
+
+def materialize_space_case(materialize: object, point: dict) -> list:
+    """A generated case: whether the model came back, the calls made, then each module's class and flag, each
+    parameter's shape and each buffer's values."""
+    model, returned, calls = materialized(materialize, lambda: materialize_model(point), 4, 3)
+    return [
+        returned is model,
+        calls,
+        [type(m).__name__ for m in model.modules()],
+        [boolean(m.training) for m in model.modules()],
+        [[name, list(p.shape)] for name, p in model.named_parameters()],
+        [[name, data(b)] for name, b in model.named_buffers()],
+    ]
+
+
 @single_thread
 def observe_materialize_hidden(ns: dict) -> dict:
     materialize = ns.get("materialize")
@@ -590,11 +655,13 @@ def observe_materialize_hidden(ns: dict) -> dict:
         x = torch.randn(4, width, generator=gen)  # drawn in the test's order whatever the call does
         return after_materialize(materialize, model, counter, x)
 
-    return labelled(*fixed_cases, *seeded(cases, case))
+    space = [(point, "", (point,)) for point in every(MATERIALIZE_SPACE, most=2)]
+    generated = spanned(space, lambda point: materialize_space_case(materialize, point))
+    return labelled(*fixed_cases, *generated, *seeded(cases, case))
 
 
 # hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
-SPACES = {"test_export_hidden": EXPORT_SPACE}
+SPACES = {"test_export_hidden": EXPORT_SPACE, "test_materialize_hidden": MATERIALIZE_SPACE}
 
 OBSERVERS = {
     "test_export_hidden": observe_export_hidden,
