@@ -11,7 +11,22 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, labelled, plain, returns_type, seed_torch, seeded, single_thread, walk
+from grader.observing import (
+    GRAPH_SPACE,
+    built,
+    every,
+    fixed,
+    graph_cases,
+    holder,
+    labelled,
+    plain,
+    returns_type,
+    seed_torch,
+    seeded,
+    single_thread,
+    spanned,
+    walk,
+)
 
 # The vocabulary of classify_slots (the read-only cell `group_names`), not an answer: which key belongs to which
 # group is left to the parent's comparison.
@@ -40,6 +55,106 @@ def dict_items(value: object) -> object:
     if type(value) is not dict:
         return ["not a dict", type(value).__name__]
     return [[plain(key), plain(item)] for key, item in value.items()]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The input space of both parts: a module in each state (built, attributes set before super().__init__(), or
+# half-built with the first k slots, for every k, its attributes before them, after them or none) and a built
+# module with each kind of hook (every option), a removed one, and what else the slots may hold; part 2 also copies
+# every module graph of up to 4 modules and 3 child slots.
+# ---------------------------------------------------------------------------------------------------------
+
+SLOT_HOOKS: dict[str, Callable[[nn.Module], object]] = {
+    "none": lambda module: None,
+    "forward pre-hook": lambda module: module.register_forward_pre_hook(silent_hook),
+    "forward pre-hook with_kwargs": lambda module: module.register_forward_pre_hook(silent_hook, with_kwargs=True),
+    "forward pre-hook prepended": lambda module: prepend_second(module.register_forward_pre_hook),
+    "forward hook": lambda module: module.register_forward_hook(silent_hook),
+    "forward hook with_kwargs": lambda module: module.register_forward_hook(silent_hook, with_kwargs=True),
+    "forward hook always_call": lambda module: module.register_forward_hook(silent_hook, always_call=True),
+    "forward hook prepended": lambda module: prepend_second(module.register_forward_hook),
+    "full backward pre-hook": lambda module: module.register_full_backward_pre_hook(silent_hook),
+    "full backward hook": lambda module: module.register_full_backward_hook(silent_hook),
+    "old backward hook": lambda module: old_backward_hook(module),
+    "state_dict pre-hook": lambda module: module.register_state_dict_pre_hook(silent_hook),
+    "state_dict post-hook": lambda module: module.register_state_dict_post_hook(silent_hook),
+    "load_state_dict pre-hook": lambda module: module.register_load_state_dict_pre_hook(silent_hook),
+    "load_state_dict post-hook": lambda module: module.register_load_state_dict_post_hook(silent_hook),
+    "a removed hook": lambda module: module.register_forward_hook(silent_hook, with_kwargs=True).remove(),
+}
+SLOT_EXTRAS: dict[str, Callable[[nn.Module], object]] = {
+    "nothing": lambda module: None,
+    "a non-persistent buffer and None entries": lambda module: none_entries(module),
+    "eval mode": lambda module: module.eval(),
+    "attributes named like slots": lambda module: vars(module).update(_hooks=OrderedDict(), _buffers_old={}),
+    "_compiled_call_impl": lambda module: vars(module).update(_compiled_call_impl=module._call_impl),
+}
+SLOT_SPACE = {
+    "state": ["built", "attributes before super().__init__()", "half-built"],
+    "hook": list(SLOT_HOOKS),
+    "extra": list(SLOT_EXTRAS),
+    "slots": [str(count) for count in range(len(SLOT_NAMES) + 1)],
+    "attributes": ["none", "before the slots", "after the slots"],
+}
+
+
+def prepend_second(register: Callable) -> None:
+    """Two hooks in one table, the second prepended: the table's order is not the order of its ids."""
+    register(silent_hook)
+    register(print, prepend=True)
+
+
+def old_backward_hook(module: nn.Module) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module.register_backward_hook(silent_hook)  # _is_full_backward_hook becomes False
+
+
+def none_entries(module: nn.Module) -> None:
+    module.register_buffer("scratch", torch.zeros(1), persistent=False)
+    module.register_parameter("unused", None)
+    module.register_module("absent", None)
+
+
+def slot_space(most: int) -> list:
+    """The generated cases of both parts, smallest first: (point, '', (point,)): every combination of at most `most`
+    unusual values of the built modules, then every half-built one."""
+    dimensions = {name: SLOT_SPACE[name] for name in ("hook", "extra")}
+    states = SLOT_SPACE["state"][:2]
+    complete = [{"state": state, **point} for state in states for point in every(dimensions, most=most)]
+    dimensions = {name: SLOT_SPACE[name] for name in ("slots", "attributes")}
+    half = [{"state": "half-built", **point} for point in every(dimensions)]
+    return [(point, "", (point,)) for point in complete + half]
+
+
+def slot_module(point: dict) -> nn.Module:
+    """A generated case's module."""
+    decoys = [("cache", OrderedDict()), ("_hooks", {"w": None})]
+    if point["state"] == "half-built":
+        return half_built(
+            nn.Linear,
+            SLOT_NAMES[: int(point["slots"])],
+            [] if point["attributes"] == "none" else decoys,
+            point["attributes"] == "before the slots",
+        )
+    module = nn.Linear(2, 2) if point["state"] == "built" else Early(decoys)
+    SLOT_HOOKS[point["hook"]](module)
+    SLOT_EXTRAS[point["extra"]](module)
+    return module
+
+
+def slot_graph(graph: tuple) -> nn.Module:
+    """A generated case of part 2: plain modules in the shape of a module graph, each with a Parameter of its own,
+    every other one with a forward hook."""
+
+    def make(node: int, children: list) -> nn.Module:
+        module = holder(children)
+        module.register_parameter("w", nn.Parameter(torch.zeros(1)))
+        if node % 2 == 0:
+            module.register_forward_hook(silent_hook)
+        return module
+
+    return built(graph, make)[0]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -459,6 +574,7 @@ def observe_classify_hidden(ns: dict) -> object:
             "__new__ with the first five slots",
             untouched(lambda: half_built(nn.Module, SLOT_NAMES[:5], [("width", 3)], False)),
         ),
+        *spanned(slot_space(most=2), lambda point: observe_case(slot_module(point))),
         *seeded(classify_case_list(), observe_case),
     )
 
@@ -1068,9 +1184,14 @@ def observe_copy_hidden(ns: dict) -> object:
         fixed(8, "user attributes of every kind", case(copy_leaves_original, Holder)),
         fixed(8, "nn.Linear.__new__ with the first five slots", case(copy_leaves_original, lambda: half_linear(5))),
         fixed(8, "a handle of the original still removes the original's hook", lambda: copy_handles(f)),
+        *spanned(slot_space(most=1), lambda point: cases.observe(slot_module(point), None, gen)),
+        *spanned(graph_cases(4, 3), lambda graph: cases.observe(slot_graph(graph), None, gen)),
         *seeded([[number] for number in range(1, COPY_CASES + 1)], observe_case),
     )
 
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {"test_classify_slots_hidden": SLOT_SPACE, "test_copy_hidden": {**SLOT_SPACE, **GRAPH_SPACE}}
 
 OBSERVERS = {
     "test_classify_slots_hidden": observe_classify_hidden,

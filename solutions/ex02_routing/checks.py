@@ -953,9 +953,9 @@ def find_reads(find: Callable, make: Callable[[], nn.Module]) -> list:
 
 
 def find_graph(graph: tuple) -> nn.Module:
-    """A generated case of part 2's first family: Watched modules in the shape of a module graph (observing.graphs),
-    each holding a tensor, a buffer (persistent or not) and a list of a buffer and an int, so that every place is
-    named under its module's first name."""
+    """A generated case of part 2's first family: Watched modules in the shape of a module graph of up to 4 modules
+    and 3 child slots (observing.graphs), each holding a tensor, a buffer (persistent or not) and a list of a buffer
+    and an int, so that every place is named under its module's first name."""
 
     def make(node: int, children: list) -> nn.Module:
         module = Watched()
@@ -1096,7 +1096,7 @@ def observe_find_hidden(ns: dict) -> object:
         fixed(7, "Watched modules: no attribute read", lambda: find_reads(find, watched_tree)),
         fixed(7, "nested modules, a None child: nothing modified", lambda: find_reads(find, nested_bags)),
         fixed(7, "a module with hooks and buffers: nothing modified", lambda: find_reads(find, registered_state)),
-        *spanned(graph_cases(4, 4), lambda graph: observe_case(find_graph(graph))),
+        *spanned(graph_cases(4, 3), lambda graph: observe_case(find_graph(graph))),
         *spanned(find_space(), lambda point: observe_case(find_model(point))),
         *seeded(find_case_list(), observe_case),
     )
