@@ -240,17 +240,24 @@ COMBINATION_LABEL = re.compile(r"combination (\d+) of (\d+): ([^;]*)")
 Point = dict[str, str]  # a generated case: its value of each dimension
 
 
-def every(dimensions: dict[str, list[str]], most: int | None = None) -> list[Point]:
+def every(
+    dimensions: dict[str, list[str]], most: int | None = None, together: list[tuple[str, ...]] | None = None
+) -> list[Point]:
     """Every combination of the dimensions' values, smallest first. Each dimension lists its values from the plainest
     (first) to the most unusual; a combination's size is how many of its values are not the plainest, then the sum
     of their places. With `most`, only the combinations of at most that many unusual values (each pair of unusual
-    values, say, with most=2)."""
+    values, say, with most=2); with `together` (groups of the dimensions that interact), only those whose unusual
+    values all lie in one group."""
     places = [range(len(values)) for values in dimensions.values()]
-    chosen = [
-        indices for indices in itertools.product(*places) if most is None or sum(index > 0 for index in indices) <= most
-    ]
-    chosen.sort(key=lambda indices: (sum(index > 0 for index in indices), sum(indices)))
     names = list(dimensions)
+    groups = [set(group) for group in together] if together is not None else None
+    chosen = []
+    for indices in itertools.product(*places):
+        unusual = {name for name, index in zip(names, indices, strict=True) if index > 0}
+        if most is not None and len(unusual) > most or groups is not None and not any(unusual <= g for g in groups):
+            continue
+        chosen.append(indices)
+    chosen.sort(key=lambda indices: (sum(index > 0 for index in indices), sum(indices)))
     return [{name: dimensions[name][index] for name, index in zip(names, indices, strict=True)} for indices in chosen]
 
 
@@ -402,6 +409,33 @@ def built(graph: Graph, make: Callable[[int, list[object]], object]) -> list[obj
     for node in reversed(_parents_first(graph)):
         made[node] = make(node, [None if child is None else made[child] for child in graph[node]])
     return [made[node] for node in range(len(graph))]
+
+
+HOOK_KINDS = {  # a kind of hook: the method of nn.Module that registers it, and the options that make the kind
+    "forward pre-hook": ("register_forward_pre_hook", {}),
+    "forward pre-hook with_kwargs": ("register_forward_pre_hook", {"with_kwargs": True}),
+    "forward hook": ("register_forward_hook", {}),
+    "forward hook with_kwargs": ("register_forward_hook", {"with_kwargs": True}),
+    "forward hook always_call": ("register_forward_hook", {"always_call": True}),
+    "full backward pre-hook": ("register_full_backward_pre_hook", {}),
+    "full backward hook": ("register_full_backward_hook", {}),
+    "old backward hook": ("register_backward_hook", {}),
+    "state_dict pre-hook": ("register_state_dict_pre_hook", {}),
+    "state_dict post-hook": ("register_state_dict_post_hook", {}),
+    "load_state_dict pre-hook": ("register_load_state_dict_pre_hook", {}),
+    "load_state_dict post-hook": ("register_load_state_dict_post_hook", {}),
+}
+
+
+def register_hook(module: torch.nn.Module, kind: str, hook: Callable, **options: object) -> object:
+    """Register `hook` on `module` as a hook of `kind` (HOOK_KINDS), with these options too (prepend=True...): the
+    handle. The old-style backward hook's deprecation warning is silenced."""
+    import warnings
+
+    method, kind_options = HOOK_KINDS[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(module, method)(hook, **kind_options, **options)
 
 
 def holder(children: list[object]) -> torch.nn.Module:

@@ -13,6 +13,7 @@ from torch import nn
 
 from grader.observing import (
     GRAPH_SPACE,
+    HOOK_KINDS,
     built,
     every,
     fixed,
@@ -20,6 +21,7 @@ from grader.observing import (
     holder,
     labelled,
     plain,
+    register_hook,
     returns_type,
     seed_torch,
     seeded,
@@ -66,21 +68,10 @@ def dict_items(value: object) -> object:
 
 SLOT_HOOKS: dict[str, Callable[[nn.Module], object]] = {
     "none": lambda module: None,
-    "forward pre-hook": lambda module: module.register_forward_pre_hook(silent_hook),
-    "forward pre-hook with_kwargs": lambda module: module.register_forward_pre_hook(silent_hook, with_kwargs=True),
-    "forward pre-hook prepended": lambda module: prepend_second(module.register_forward_pre_hook),
-    "forward hook": lambda module: module.register_forward_hook(silent_hook),
-    "forward hook with_kwargs": lambda module: module.register_forward_hook(silent_hook, with_kwargs=True),
-    "forward hook always_call": lambda module: module.register_forward_hook(silent_hook, always_call=True),
-    "forward hook prepended": lambda module: prepend_second(module.register_forward_hook),
-    "full backward pre-hook": lambda module: module.register_full_backward_pre_hook(silent_hook),
-    "full backward hook": lambda module: module.register_full_backward_hook(silent_hook),
-    "old backward hook": lambda module: old_backward_hook(module),
-    "state_dict pre-hook": lambda module: module.register_state_dict_pre_hook(silent_hook),
-    "state_dict post-hook": lambda module: module.register_state_dict_post_hook(silent_hook),
-    "load_state_dict pre-hook": lambda module: module.register_load_state_dict_pre_hook(silent_hook),
-    "load_state_dict post-hook": lambda module: module.register_load_state_dict_post_hook(silent_hook),
-    "a removed hook": lambda module: module.register_forward_hook(silent_hook, with_kwargs=True).remove(),
+    **{kind: lambda module, kind=kind: register_hook(module, kind, silent_hook) for kind in HOOK_KINDS},
+    "forward pre-hook prepended": lambda module: prepend_second(module, "forward pre-hook"),
+    "forward hook prepended": lambda module: prepend_second(module, "forward hook"),
+    "a removed hook": lambda module: register_hook(module, "forward hook always_call", silent_hook).remove(),
 }
 SLOT_EXTRAS: dict[str, Callable[[nn.Module], object]] = {
     "nothing": lambda module: None,
@@ -98,16 +89,10 @@ SLOT_SPACE = {
 }
 
 
-def prepend_second(register: Callable) -> None:
+def prepend_second(module: nn.Module, kind: str) -> None:
     """Two hooks in one table, the second prepended: the table's order is not the order of its ids."""
-    register(silent_hook)
-    register(print, prepend=True)
-
-
-def old_backward_hook(module: nn.Module) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        module.register_backward_hook(silent_hook)  # _is_full_backward_hook becomes False
+    register_hook(module, kind, silent_hook)
+    register_hook(module, kind, print, prepend=True)
 
 
 def none_entries(module: nn.Module) -> None:
