@@ -977,7 +977,7 @@ class Fork(Bag):
 
 # Part 2's input space, besides the graphs above: every kind of value a plain attribute may hold (a tensor of each
 # kind, each container the contract looks into, with str and int keys, nested, empty, and what it must not look into),
-# under a plain name or one like a slot's, on the root, a child or the second name of a shared module.
+# under a plain name or one like a slot's (every pair of these two), on the root, a child or a shared module.
 FIND_VALUES = {
     "a tensor": lambda: torch.zeros(1),
     "a Parameter": lambda: nn.Parameter(torch.zeros(1)),
@@ -1007,7 +1007,7 @@ FIND_SPACE = {
 
 def find_space() -> list:
     """Part 2's second family of generated cases, smallest first: (point, '', (point,))."""
-    return [(point, "", (point,)) for point in every(FIND_SPACE)]
+    return [(point, "", (point,)) for point in every(FIND_SPACE, together=[("value", "attribute")])]
 
 
 def find_model(point: dict) -> nn.Module:
