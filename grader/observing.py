@@ -438,6 +438,25 @@ def register_hook(module: torch.nn.Module, kind: str, hook: Callable, **options:
         return getattr(module, method)(hook, **kind_options, **options)
 
 
+def orders(count: int, removals: int) -> list[str]:
+    """Every order of registering `count` hooks (a, b, ... in that order) and removing each through its handle up to
+    `removals` times, every removal after its hook's registration: "+a +b -a -a". Shortest first."""
+    names = "abcdefghijklmnopqrstuvwxyz"[:count]
+    found: list[tuple[str, ...]] = []
+
+    def grow(events: tuple[str, ...], registered: int, removed: dict[str, int]) -> None:
+        if registered == count:
+            found.append(events)
+        if registered < count:
+            grow((*events, f"+{names[registered]}"), registered + 1, removed)
+        for name in names[:registered]:
+            if removed.get(name, 0) < removals:
+                grow((*events, f"-{name}"), registered, {**removed, name: removed.get(name, 0) + 1})
+
+    grow((), 0, {})
+    return [" ".join(events) for events in sorted(found, key=len)]
+
+
 def holder(children: list[object]) -> torch.nn.Module:
     """A plain nn.Module holding these children (None included) under the keys c0, c1, ..., in order: a node of a
     module graph (built)."""

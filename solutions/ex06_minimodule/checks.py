@@ -18,6 +18,7 @@ from grader.observing import (
     borrowed_machinery,
     code_that_runs,
     data,
+    every,
     exact,
     fixed,
     in_turn,
@@ -26,6 +27,7 @@ from grader.observing import (
     plain,
     raised,
     seeded,
+    spanned,
     whole,
 )
 
@@ -693,6 +695,61 @@ def buffer_cases(mini_module: type) -> list:
     ]
 
 
+# Part 1's input space: on a built or half-built MiniModule, every kind of thing a name may already be (each
+# registry, persistent or not, None entries, a plain attribute, what the class supplies, dotted and empty names, a
+# dotted name held as a plain attribute) and every operation on it (each kind of value assigned, each kind of buffer
+# registered, read, delete, __init__ again): every pair on a built module, each value once on a half-built one. Each
+# case is a sequence of steps (mini_replay).
+MINI_HELD = {  # the name, and the steps that make it what it is
+    "nothing": ("x", []),
+    "a parameter": ("w", [("set", "w", ("param", (1,), True))]),
+    "a None parameter": ("w", [("set", "w", ("param", (1,), True)), ("set", "w", ("plain", None))]),
+    "a buffer": ("mean", [("buffer", "mean", ("tensor", (2,)), None)]),
+    "a non-persistent buffer": ("mean", [("buffer", "mean", ("tensor", (2,)), False)]),
+    "a None buffer": ("mean", [("buffer", "mean", ("plain", None), None)]),
+    "a submodule": ("sub", [("set", "sub", ("module",))]),
+    "a None submodule": ("sub", [("set", "sub", ("module",)), ("set", "sub", ("plain", None))]),
+    "a plain attribute": ("x", [("set", "x", ("plain", 7))]),
+    "a property with a setter": ("level", []),
+    "a property without a setter": ("size", []),
+    "a class attribute": ("kind", []),
+    "a method": ("forward", []),
+    "a dotted name": ("a.b", []),
+    "a dotted plain attribute": ("a.b", [("set", "a.b", ("plain", 7))]),
+    "the empty name": ("", []),
+}
+MINI_OPERATIONS = {  # the step, given the name
+    "set a Parameter": lambda name: ("set", name, ("param", (1,), True)),
+    "set a frozen Parameter": lambda name: ("set", name, ("param", (1,), False)),
+    "set a tensor": lambda name: ("set", name, ("tensor", (2,))),
+    "set a MiniModule": lambda name: ("set", name, ("module",)),
+    "set None": lambda name: ("set", name, ("plain", None)),
+    "set an int": lambda name: ("set", name, ("plain", 5)),
+    "register a buffer": lambda name: ("buffer", name, ("tensor", (2,)), None),
+    "register a non-persistent buffer": lambda name: ("buffer", name, ("tensor", (2,)), False),
+    "register None as a buffer": lambda name: ("buffer", name, ("plain", None), True),
+    "register an int as a buffer": lambda name: ("buffer", name, ("plain", 5), None),
+    "get it": lambda name: ("get", name),
+    "delete it": lambda name: ("del", name),
+    "__init__ again": lambda name: ("init",),
+}
+MINI_SPACE = {"state": ["built", "half-built"], "name is": list(MINI_HELD), "operation": list(MINI_OPERATIONS)}
+HALF_BUILT_NAMES = ("nothing", "a plain attribute", "a property with a setter", "a property without a setter")
+HALF_BUILT_NAMES += ("a class attribute", "a method", "a dotted name", "a dotted plain attribute", "the empty name")
+
+
+def mini_space() -> list:
+    """Part 1's generated cases, smallest first: (point, '', (steps,))."""
+    built = every({**MINI_SPACE, "state": ["built"]})
+    half = every({**MINI_SPACE, "state": ["half-built"], "name is": list(HALF_BUILT_NAMES)}, most=1)
+    cases = []
+    for point in built + [point for point in half if point["operation"] != "delete it"]:
+        name, setup = MINI_HELD[point["name is"]]
+        steps = [("start", "built" if point["state"] == "built" else "half"), *setup]
+        cases.append((point, "", ([*steps, MINI_OPERATIONS[point["operation"]](name)],)))
+    return cases
+
+
 def observe_mini_hidden(ns: dict) -> dict:
     mini_module = ns.get("MiniModule")
     cases = [
@@ -706,7 +763,10 @@ def observe_mini_hidden(ns: dict) -> dict:
     sequences = [[random_sequence(rng)] for _ in range(MINI_SEQUENCES)]
     probe, leaf = mini_classes(mini_module)
     own = own_machinery_case(ns, "test_mini_module_hidden"), own_code_case(ns, "test_mini_module_hidden")
-    return labelled(*cases, *own, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
+    generated = spanned(mini_space(), lambda steps: mini_replay(probe, leaf, mini_module, steps))
+    return labelled(
+        *cases, *own, *generated, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps))
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
