@@ -1007,7 +1007,7 @@ FIND_SPACE = {
 
 def find_space() -> list:
     """Part 2's second family of generated cases, smallest first: (point, '', (point,))."""
-    return [(point, "", (point,)) for point in every(FIND_SPACE, together=[("value", "attribute")])]
+    return [(point, "", (point,)) for point in every(FIND_SPACE, together=[("value", "attribute"), ("held by",)])]
 
 
 def find_model(point: dict) -> nn.Module:
