@@ -62,8 +62,8 @@ def dict_items(value: object) -> object:
 # ---------------------------------------------------------------------------------------------------------
 # The input space of both parts: a module in each state (built, attributes set before super().__init__(), or
 # half-built with the first k slots, for every k, its attributes before them, after them or none) and a built
-# module with each kind of hook (every option), a removed one, and what else the slots may hold; part 2 also copies
-# every module graph of up to 4 modules and 3 child slots.
+# module with each kind of hook (every option), a removed one, and what else the slots may hold; part 1 every pair of
+# unusual values, part 2 (slower) each value once, and every module graph of up to 3 modules and 3 child slots.
 # ---------------------------------------------------------------------------------------------------------
 
 SLOT_HOOKS: dict[str, Callable[[nn.Module], object]] = {
@@ -84,7 +84,7 @@ SLOT_SPACE = {
     "state": ["built", "attributes before super().__init__()", "half-built"],
     "hook": list(SLOT_HOOKS),
     "extra": list(SLOT_EXTRAS),
-    "slots": [str(count) for count in range(len(SLOT_NAMES) + 1)],
+    "slots": [str(len(SLOT_NAMES)), *(str(count) for count in range(len(SLOT_NAMES)))],  # all of them first
     "attributes": ["none", "before the slots", "after the slots"],
 }
 
@@ -101,15 +101,26 @@ def none_entries(module: nn.Module) -> None:
     module.register_module("absent", None)
 
 
-def slot_space(most: int) -> list:
+def slot_space(most: int | None) -> list:
     """The generated cases of both parts, smallest first: (point, '', (point,)): every combination of at most `most`
-    unusual values of the built modules, then every half-built one."""
-    dimensions = {name: SLOT_SPACE[name] for name in ("hook", "extra")}
-    states = SLOT_SPACE["state"][:2]
-    complete = [{"state": state, **point} for state in states for point in every(dimensions, most=most)]
+    unusual values, the built modules' (hooks and extras) and the half-built ones' (slots and attributes) apart."""
+    dimensions = {name: SLOT_SPACE[name] for name in ("state", "hook", "extra")}
+    complete = [point for point in every(dimensions, most=most) if point["state"] != "half-built"]
     dimensions = {name: SLOT_SPACE[name] for name in ("slots", "attributes")}
-    half = [{"state": "half-built", **point} for point in every(dimensions)]
+    half = [{"state": "half-built", **point} for point in every(dimensions, most=most)]
     return [(point, "", (point,)) for point in complete + half]
+
+
+class Light(nn.Module):
+    """A module that is quick to build (generated cases build many): the attributes `before` set before
+    super().__init__(), then a parameter and a plain attribute."""
+
+    def __init__(self, before: list[tuple[str, object]]) -> None:
+        for name, value in before:
+            setattr(self, name, value)
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(2))
+        self.width = 2
 
 
 def slot_module(point: dict) -> nn.Module:
@@ -117,12 +128,12 @@ def slot_module(point: dict) -> nn.Module:
     decoys = [("cache", OrderedDict()), ("_hooks", {"w": None})]
     if point["state"] == "half-built":
         return half_built(
-            nn.Linear,
+            Light,
             SLOT_NAMES[: int(point["slots"])],
             [] if point["attributes"] == "none" else decoys,
             point["attributes"] == "before the slots",
         )
-    module = nn.Linear(2, 2) if point["state"] == "built" else Early(decoys)
+    module = Light(decoys if point["state"] == "attributes before super().__init__()" else [])
     SLOT_HOOKS[point["hook"]](module)
     SLOT_EXTRAS[point["extra"]](module)
     return module
@@ -1170,13 +1181,16 @@ def observe_copy_hidden(ns: dict) -> object:
         fixed(8, "nn.Linear.__new__ with the first five slots", case(copy_leaves_original, lambda: half_linear(5))),
         fixed(8, "a handle of the original still removes the original's hook", lambda: copy_handles(f)),
         *spanned(slot_space(most=1), lambda point: cases.observe(slot_module(point), None, gen)),
-        *spanned(graph_cases(4, 3), lambda graph: cases.observe(slot_graph(graph), None, gen)),
+        *spanned(graph_cases(3, 3), lambda graph: cases.observe(slot_graph(graph), None, gen)),
         *seeded([[number] for number in range(1, COPY_CASES + 1)], observe_case),
     )
 
 
 # hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
-SPACES = {"test_classify_slots_hidden": SLOT_SPACE, "test_copy_hidden": {**SLOT_SPACE, **GRAPH_SPACE}}
+SPACES = {
+    "test_classify_slots_hidden": SLOT_SPACE,
+    "test_copy_hidden": {**SLOT_SPACE, **GRAPH_SPACE, "modules": ["1", "2", "3"], "depth": ["0", "1", "2"]},
+}
 
 OBSERVERS = {
     "test_classify_slots_hidden": observe_classify_hidden,
