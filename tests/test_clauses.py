@@ -5,9 +5,10 @@ For each hidden test cell: the part's contract (the last markdown cell before th
 rules 1..n at the top level; the exercise's checks name the same clauses (`CLAUSES`); the solution's observation has
 at least one fixed case per clause (labelled "clause k: ..."), all before the seeded cases; and for each clause, the
 scripted answer that `mistakes.py` says breaks that clause alone (`BREAKS`) fails at least one case of that clause,
-passes every fixed case of the part's other clauses, and earns the cell no points. Each answer that `mistakes.py`
-says only generated cases catch (`GENERATED_ONLY`) passes every fixed and seeded case, fails a generated one, and
-earns the cell no points.
+passes every fixed case of the part's other clauses, and earns the cell no points. The checks declare the dimensions
+of each part's input space (`SPACES`), every value of which some generated case of the solution's observation reaches
+(grader.coverage); and each answer that `mistakes.py` says only generated cases catch (`GENERATED_ONLY`) passes every
+fixed and seeded case, fails a generated one, and earns the cell no points.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 
 from grader import observing
 from grader.course import checks_file, mistakes_file, solutions
+from grader.coverage import coverage
 from grader.notebooks import assignment_notebooks, hidden_test_ids, read_notebook
 from grader.release import fresh_release
 from grader.sample_class import scripted_assignments, scripted_students, submission
@@ -90,16 +92,21 @@ def _checker(assignment: str, sandbox) -> TrustedChecker:
     return _checkers[assignment]
 
 
+def _scripted(assignment: str, sandbox) -> tuple:
+    """The assignment's checker, the solution's observations, a fresh release and the scripted students' answers and
+    points."""
+    checker = _checker(assignment, sandbox)
+    path, _ = _source(assignment)
+    answers, expected = scripted_students(assignment)
+    return checker, checker.reference(), fresh_release(assignment)[path.name], answers, expected
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignment: str, sandbox) -> None:
     clauses = _checks(assignment)["CLAUSES"]
     breaks = runpy.run_path(str(mistakes_file(assignment))).get("BREAKS")
     assert type(breaks) is dict, f"{mistakes_file(assignment)} has no BREAKS"
-    checker = _checker(assignment, sandbox)
-    reference = checker.reference()
-    path, _ = _source(assignment)
-    release = fresh_release(assignment)[path.name]
-    answers, expected = scripted_students(assignment)
+    checker, reference, release, answers, expected = _scripted(assignment, sandbox)
     for grade_id, numbered in clauses.items():
         seen = reference[grade_id]
         assert type(seen) is dict, f"{grade_id}: the observation is not labelled (observing.labelled)"
@@ -127,15 +134,23 @@ def test_every_clause_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignm
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_part_declares_its_input_space_and_reaches_every_value(assignment: str, sandbox) -> None:
+    spaces = _checks(assignment).get("SPACES")
+    assert type(spaces) is dict, f"{checks_file(assignment)} has no SPACES"
+    assert sorted(spaces) == _hidden_cells(assignment)
+    for grade_id, dimensions in spaces.items():
+        assert all(len(values) >= 2 for values in dimensions.values()), f"{grade_id}: a dimension of one value"
+    parts = coverage(spaces, _checker(assignment, sandbox).reference())
+    assert [problem for part in parts for problem in part.problems()] == []
+    assert all(part.generated for part in parts)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_what_only_generated_cases_catch_is_caught_by_them(assignment: str, sandbox) -> None:
     generated_only = runpy.run_path(str(mistakes_file(assignment))).get("GENERATED_ONLY", {})
     if not generated_only:
         pytest.skip(f"{mistakes_file(assignment)} scripts no answer that only generated cases catch")
-    checker = _checker(assignment, sandbox)
-    reference = checker.reference()
-    path, _ = _source(assignment)
-    release = fresh_release(assignment)[path.name]
-    answers, expected = scripted_students(assignment)
+    checker, reference, release, answers, expected = _scripted(assignment, sandbox)
     for grade_id, students in generated_only.items():
         for student in students:
             assert expected[student][grade_id] == 0, f"{student} must earn nothing on {grade_id}"
