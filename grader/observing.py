@@ -292,6 +292,10 @@ GRAPH_SPACE = {
     "inside a shared module": ["no", "yes"],
 }
 Graph = tuple[tuple[int | None, ...], ...]  # node -> its child slots in order: a node's index, or None
+# A graph with a bit of everything, for the cases that vary something else: module 3 under two parents at two
+# depths, a None slot. With children under c0, c1, ...: '' (0), 'c0' (1), 'c0.c0' (3), 'c0.c1' None, 'c1' (2), and
+# 'c1.c0' the same module as 'c0.c0' (named_modules() order: 0, 1, 3, 2).
+SHOWCASE: Graph = ((1, 2), (3, None), (3,), ())
 
 
 def graphs(modules: int, slots: int, width: int = 3) -> list[Graph]:

@@ -11,6 +11,7 @@ from torch.nn.modules.batchnorm import _NormBase
 
 from grader.observing import (
     GRAPH_SPACE,
+    SHOWCASE,
     built,
     drawn,
     every,
@@ -346,7 +347,7 @@ def modes_fixed(module_modes: object) -> list:
 
 
 # Part 1's input space: every module graph of up to 4 modules and 4 child slots (None, shared modules), its modes
-# mixed; then every flag the contract names, on the graph SHOWCASE, at each place: the root, a child, a module shared
+# mixed; then every flag the contract names, on observing.SHOWCASE, at each place: the root, a child, a module shared
 # by two parents, the last module of named_modules(), and two modules at once (the first named is not the first made).
 MODES_FLAGS = {
     "bools only": lambda: True,
@@ -361,7 +362,6 @@ MODES_FLAGS = {
     "a many-element tensor": lambda: torch.tensor([True, False]),
     "a Parameter": lambda: nn.Parameter(torch.ones(())),
 }
-SHOWCASE = ((1, 2), (3, None), (3,), ())  # named_modules(): '' (0), 'c0' (1), 'c0.c0' (3), 'c1' (2)
 MODES_PLACES = {
     "nowhere": (),
     "the root": (0,),

@@ -16,6 +16,7 @@ from torch.utils.hooks import RemovableHandle
 
 from grader.observing import (
     GRAPH_SPACE,
+    SHOWCASE,
     borrowed_machinery,
     code_that_runs,
     data,
@@ -963,8 +964,7 @@ def tree_cases() -> list:
 
 
 # What the tensors of the generated trees of parts 2 and 3 may be, beside a parameter w in each module: steps added
-# to the graph SHOWCASE ("" -> c0 -> c0.c0, c0 -> c0.c1 None, "" -> c1 -> c1.c0, the same module as c0.c0).
-SHOWCASE = ((1, 2), (3, None), (3,), ())
+# to the trees of observing.SHOWCASE.
 TENSORS = {
     "a parameter each": [],
     "a tied parameter": [("tie", 2, "t", 0)],
