@@ -859,7 +859,7 @@ def observe_record_hidden(ns: dict) -> dict:
         seed_torch(RECORD_SEED)
         drawn = [record_case(rng, case) for case in range(1, RECORD_CASES + 1)]
         # Cases 1 to 3 are the hand-built ones, observed above as fixed cases; they are still built here, in the order
-        # they always were, so that the generated cases draw the same numbers.
+        # they always were, so that the seeded cases draw the same numbers.
         points = every(RECORD_SPACE, most=1)
         generated = [(point, "", (point,)) for point in points]
         cases += spanned(generated, lambda point: record_play(record_activations, *record_arguments(point)))
@@ -1409,7 +1409,7 @@ def observe_strip_hidden(ns: dict) -> dict:
         seed_torch(STRIP_SEED)
         gen = torch.Generator().manual_seed(STRIP_SEED)
         drawn = [strip_case(rng, case) for case in range(1, STRIP_CASES + 1)]
-        # Case 1 is the hand-built one, observed above as fixed cases; its input is still drawn, so that the generated
+        # Case 1 is the hand-built one, observed above as fixed cases; its input is still drawn, so that the seeded
         # cases get the same inputs as they always did.
         torch.randn(3, drawn[0][1], generator=gen)
         generated = [(point, "", (point,)) for point in every(STRIP_SPACE, most=1)]
@@ -1906,7 +1906,7 @@ def observe_monitor_hidden(ns: dict) -> dict:
             model, plan = in_float64(model, plan)
             drawn.append([model, names, plan])
         # Case 1 is the hand-built one, observed above as a fixed case; it is still built here, first, so that the
-        # generated cases draw the same numbers.
+        # seeded cases draw the same numbers.
         generated = [(point, "", (point,)) for point in every(MONITOR_SPACE, most=1)]
         cases += spanned(generated, lambda point: monitor_check(monitor_class, *monitor_arguments(point)))
         cases += seeded(drawn[1:], lambda *case: monitor_check(monitor_class, *case))
