@@ -53,7 +53,8 @@ def coverage(spaces: dict[str, dict[str, list[str]]], observations: dict[str, ob
             for dimension, value in point.items():
                 reached.setdefault(dimension, Counter())[value] += 1
         fixed = sum(observing.clause_of(label) is not None for label in labels)
-        found.append(Coverage(grade_id, declared, reached, fixed, len(labels) - fixed - len(points), len(points)))
+        seeded = sum(label.startswith("seeded case ") for label in labels)
+        found.append(Coverage(grade_id, declared, reached, fixed, seeded, len(points)))
     return found
 
 
