@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
     validate.set_defaults(run=_validate)
 
+    coverage = commands.add_parser(
+        "coverage", help="per hidden test, how many generated cases reach each value of its input's dimensions"
+    )
+    coverage.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
+    coverage.set_defaults(run=_coverage)
+
     autograde = commands.add_parser("autograde", help="grade a class: nbgrader folder, flat folder or LMS zip")
     autograde.add_argument("submissions", type=Path, metavar="SUBMISSIONS")
     autograde.add_argument("--assignment", metavar="A", help="the assignment (needed for flat folders and zips)")
@@ -143,6 +149,20 @@ def _validate(args: argparse.Namespace) -> int:
     wrong = sum(not check.ok for check in checks)
     print(f"validate: {len(checks) - wrong} of {len(checks)} graded cells as expected")
     return 1 if wrong else 0
+
+
+def _coverage(args: argparse.Namespace) -> int:
+    from grader.course import assignment_names
+    from grader.coverage import assignment_coverage, table
+
+    problems = []
+    for assignment in assignment_names(args.assignments):
+        for part in assignment_coverage(assignment):
+            print(table(assignment, part), end="\n\n")
+            problems += part.problems()
+    for problem in problems:
+        print(f"coverage: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def _autograde(args: argparse.Namespace) -> int:

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import json
 import math
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -221,6 +223,247 @@ def walk(root: torch.nn.Module, root_path: str = "", lenient: bool = False) -> l
             if child is not None:
                 todo.append((child, key if path == "" else f"{path}.{key}"))
     return found
+
+
+# An input space: the generated cases of a hidden test, every combination of small values of the dimensions its
+# contract names (bounded-exhaustive), each case labelled with its values ("combination 3 of 48: registry=buffer,
+# persistent=no"), smallest first, so that the first case that differs is the smallest one that does.
+# grader/coverage.py counts the cases per value from these labels.
+
+COMBINATION_LABEL = re.compile(r"combination (\d+) of (\d+): ([^;]*)")
+Point = dict[str, str]  # a generated case: its value of each dimension
+
+
+def every(
+    dimensions: dict[str, list[str]], most: int | None = None, together: list[tuple[str, ...]] | None = None
+) -> list[Point]:
+    """Every combination of the dimensions' values, smallest first. Each dimension lists its values from the plainest
+    (first) to the most unusual; a combination's size is how many of its values are not the plainest, then the sum
+    of their places. With `most`, only the combinations of at most that many unusual values (each pair of unusual
+    values, say, with most=2); with `together` (groups of the dimensions that interact), only those whose unusual
+    values all lie in one group."""
+    places = [range(len(values)) for values in dimensions.values()]
+    names = list(dimensions)
+    groups = [set(group) for group in together] if together is not None else None
+    chosen = []
+    for indices in itertools.product(*places):
+        unusual = {name for name, index in zip(names, indices, strict=True) if index > 0}
+        if most is not None and len(unusual) > most or groups is not None and not any(unusual <= g for g in groups):
+            continue
+        chosen.append(indices)
+    chosen.sort(key=lambda indices: (sum(index > 0 for index in indices), sum(indices)))
+    return [{name: dimensions[name][index] for name, index in zip(names, indices, strict=True)} for indices in chosen]
+
+
+def spanned(cases: list[tuple[Point, str, tuple]], observe: Callable[..., object]) -> list[tuple[str, object]]:
+    """observe(*arguments) for every generated case (its point, a short text that draws it or '', the arguments of
+    observe), in the order given (smallest first), each labelled with its point: "combination 3 of 48:
+    registry=buffer, persistent=no; <text>"."""
+    labels = []
+    for number, (point, text, _) in enumerate(cases, start=1):
+        values = ", ".join(f"{name}={value}" for name, value in point.items())
+        if any(mark in part for pair in point.items() for part in pair for mark in ",;="):
+            raise ValueError(f"a dimension or value holds ',', ';' or '=': {values}")
+        labels.append(f"combination {number} of {len(cases)}: {values}" + (f"; {text}" if text else ""))
+    return list(zip(labels, in_turn([arguments for _, _, arguments in cases], observe), strict=True))
+
+
+def dimensions_of(label: str) -> Point | None:
+    """The dimension values a generated case's label carries (None for a fixed or seeded case)."""
+    found = COMBINATION_LABEL.match(label)
+    if found is None:
+        return None
+    return dict(pair.split("=", 1) for pair in found.group(3).split(", "))
+
+
+# The values the shapes of graphs(4, 4) reach, as a part's SPACES declares them (a part may declare fewer).
+GRAPH_SPACE = {
+    "modules": ["1", "2", "3", "4"],
+    "depth": ["0", "1", "2", "3"],
+    "None children": ["0", "1", "2 or more"],
+    "twice in a parent": ["no", "yes"],
+    "under two parents": ["no", "yes"],
+    "inside a shared module": ["no", "yes"],
+}
+Graph = tuple[tuple[int | None, ...], ...]  # node -> its child slots in order: a node's index, or None
+# A graph with a bit of everything, for the cases that vary something else: module 3 under two parents at two
+# depths, a None slot. With children under c0, c1, ...: '' (0), 'c0' (1), 'c0.c0' (3), 'c0.c1' None, 'c1' (2), and
+# 'c1.c0' the same module as 'c0.c0' (named_modules() order: 0, 1, 3, 2).
+SHOWCASE: Graph = ((1, 2), (3, None), (3,), ())
+
+
+def graphs(modules: int, slots: int, width: int = 3) -> list[Graph]:
+    """Every module graph of at most `modules` modules and `slots` child slots in all (at most `width` per module),
+    smallest first: node 0 is the root, nodes are numbered in the order they are first placed, and each slot holds
+    a new module, None, or a module already placed (registered a second time: shared), never an ancestor."""
+    found: list[Graph] = []
+
+    def children(node: int, count: int, used: int, prefix: tuple) -> list[tuple[tuple, int]]:
+        lists = [(prefix, count)]
+        if len(prefix) < width and used < slots:
+            for entry in [*([count] if count < modules else []), None, *(j for j in range(count) if j != node)]:
+                grown = count + 1 if entry == count else count
+                lists += children(node, grown, used + 1, (*prefix, entry))
+        return lists
+
+    def extend(nodes: list[tuple], node: int, used: int) -> None:
+        if node == len(nodes):
+            if _acyclic(nodes):
+                found.append(tuple(nodes))
+            return
+        for slots_here, count in children(node, len(nodes), used, ()):
+            grown = [*nodes[:node], slots_here, *nodes[node + 1 :], *[() for _ in range(count - len(nodes))]]
+            extend(grown, node + 1, used + len(slots_here))
+
+    extend([()], 0, 0)
+    found.sort(key=lambda graph: (len(graph), sum(map(len, graph))))
+    return found
+
+
+def graph_cases(modules: int, slots: int) -> list[tuple[Point, str, tuple[Graph]]]:
+    """Every graph of graphs(modules, slots) as a generated case (spanned): its dimensions, its drawing, (graph,)."""
+    return [(graph_dimensions(graph), drawn(graph), (graph,)) for graph in graphs(modules, slots)]
+
+
+def _acyclic(nodes: list[tuple]) -> bool:
+    state: dict[int, str] = {}
+
+    def visit(node: int) -> bool:
+        if state.get(node) == "open":
+            return False
+        if node not in state:
+            state[node] = "open"
+            if not all(visit(child) for child in nodes[node] if child is not None):
+                return False
+            state[node] = "done"
+        return True
+
+    return visit(0)
+
+
+def graph_dimensions(graph: Graph) -> Point:
+    """What a module graph's shape is made of: its modules, its depth (the longest path down), its None slots, and
+    which sharing it has: a module twice under one parent, under two parents, or with one parent but reached along
+    several paths (inside a shared module)."""
+    parents: dict[int, list[int]] = {}
+    for node, slots in enumerate(graph):
+        for child in slots:
+            if child is not None:
+                parents.setdefault(child, []).append(node)
+    paths = [1] + [0] * (len(graph) - 1)
+    depth = [0] * len(graph)
+    for node in _parents_first(graph):
+        for child in graph[node]:
+            if child is not None:
+                paths[child] += paths[node]
+                depth[child] = max(depth[child], depth[node] + 1)
+    nones = sum(child is None for slots in graph for child in slots)
+    return {
+        "modules": str(len(graph)),
+        "depth": str(max(depth)),
+        "None children": str(nones) if nones < 2 else "2 or more",
+        "twice in a parent": _yes(any(len(set(held)) < len(held) for held in parents.values())),
+        "under two parents": _yes(any(len(set(held)) > 1 for held in parents.values())),
+        "inside a shared module": _yes(
+            any(len(parents.get(node, [])) == 1 and paths[node] > 1 for node in range(len(graph)))
+        ),
+    }
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _parents_first(graph: Graph) -> list[int]:
+    """The nodes of an acyclic graph, every parent before its children."""
+    order: list[int] = []
+    done: set[int] = set()
+
+    def visit(node: int) -> None:
+        if node in done:
+            return
+        done.add(node)
+        for child in graph[node]:
+            if child is not None:
+                visit(child)
+        order.append(node)
+
+    visit(0)
+    return order[::-1]
+
+
+def drawn(graph: Graph) -> str:
+    """A graph as text, for a case's label: "graph 0>1,2 1>3,None 2>3" (each module with children, then its
+    slots)."""
+    return "graph " + (
+        " ".join(f"{node}>{','.join(map(str, slots))}" for node, slots in enumerate(graph) if slots) or "0"
+    )
+
+
+def built(graph: Graph, make: Callable[[int, list[object]], object]) -> list[object]:
+    """The modules of a graph, in node order (the root first): make(node, its children or None, in slot order)
+    builds each, children first."""
+    made: dict[int, object] = {}
+    for node in reversed(_parents_first(graph)):
+        made[node] = make(node, [None if child is None else made[child] for child in graph[node]])
+    return [made[node] for node in range(len(graph))]
+
+
+HOOK_KINDS = {  # a kind of hook: the method of nn.Module that registers it, and the options that make the kind
+    "forward pre-hook": ("register_forward_pre_hook", {}),
+    "forward pre-hook with_kwargs": ("register_forward_pre_hook", {"with_kwargs": True}),
+    "forward hook": ("register_forward_hook", {}),
+    "forward hook with_kwargs": ("register_forward_hook", {"with_kwargs": True}),
+    "forward hook always_call": ("register_forward_hook", {"always_call": True}),
+    "full backward pre-hook": ("register_full_backward_pre_hook", {}),
+    "full backward hook": ("register_full_backward_hook", {}),
+    "old backward hook": ("register_backward_hook", {}),
+    "state_dict pre-hook": ("register_state_dict_pre_hook", {}),
+    "state_dict post-hook": ("register_state_dict_post_hook", {}),
+    "load_state_dict pre-hook": ("register_load_state_dict_pre_hook", {}),
+    "load_state_dict post-hook": ("register_load_state_dict_post_hook", {}),
+}
+
+
+def register_hook(module: torch.nn.Module, kind: str, hook: Callable, **options: object) -> object:
+    """Register `hook` on `module` as a hook of `kind` (HOOK_KINDS), with these options too (prepend=True...): the
+    handle. The old-style backward hook's deprecation warning is silenced."""
+    import warnings
+
+    method, kind_options = HOOK_KINDS[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(module, method)(hook, **kind_options, **options)
+
+
+def orders(count: int, removals: int) -> list[str]:
+    """Every order of registering `count` hooks (a, b, ... in that order) and removing each through its handle up to
+    `removals` times, every removal after its hook's registration: "+a +b -a -a". Shortest first."""
+    names = "abcdefghijklmnopqrstuvwxyz"[:count]
+    found: list[tuple[str, ...]] = []
+
+    def grow(events: tuple[str, ...], registered: int, removed: dict[str, int]) -> None:
+        if registered == count:
+            found.append(events)
+        if registered < count:
+            grow((*events, f"+{names[registered]}"), registered + 1, removed)
+        for name in names[:registered]:
+            if removed.get(name, 0) < removals:
+                grow((*events, f"-{name}"), registered, {**removed, name: removed.get(name, 0) + 1})
+
+    grow((), 0, {})
+    return [" ".join(events) for events in sorted(found, key=len)]
+
+
+def holder(children: list[object]) -> torch.nn.Module:
+    """A plain nn.Module holding these children (None included) under the keys c0, c1, ..., in order: a node of a
+    module graph (built)."""
+    import torch
+
+    module = torch.nn.Module()
+    for slot, child in enumerate(children):
+        module.register_module(f"c{slot}", child)
+    return module
 
 
 VISIBLE_TESTS = "the visible tests"  # the one case of a visible test cell's observation (replay)

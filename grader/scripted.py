@@ -3,11 +3,13 @@
 An exercise's mistakes.py scripts typical students: `ANSWERS` (student -> {solution grade_id: the cell's source as
 the student types it}; a solution cell a student does not list keeps the released stub), `EXPECTED` (student ->
 {graded test grade_id: the points it must earn}) and `BREAKS` (hidden test grade_id -> {rule: the students whose
-answers break that rule of the part's contract alone; several for a "must not" rule, one per way around it}). A
-typical mistake is most often a correct answer with one step done wrong: written as an edit of the instructor's
-solution cell (or of another scripted answer, for a family of mistakes that share one different implementation), it
-says what it changes; and an edit that stops applying, because the text under it changed, fails loudly instead of
-silently scripting another mistake. An answer that is a different implementation stays a whole cell.
+answers break that rule of the part's contract alone; several for a "must not" rule, one per way around it}); and,
+where a generated case closes a hole, `GENERATED_ONLY` (hidden test grade_id -> the students whose answer only its
+generated cases catch: grader.observing.spanned). A typical mistake is most often a correct answer with one step done
+wrong: written as an edit of the instructor's solution cell (or of another scripted answer, for a family of mistakes
+that share one different implementation), it says what it changes; and an edit that stops applying, because the text
+under it changed, fails loudly instead of silently scripting another mistake. An answer that is a different
+implementation stays a whole cell.
 
 An edit is a patch, in the lines of a unified diff: `-` an old line, `+` a new line, a space (or nothing, for a
 blank line) a line kept; hunks are separated by a line `@@`, and the old lines of each (kept and `-`) must stand
@@ -62,14 +64,22 @@ class Solution:
         self.answers: dict[str, dict[str, str]] = {}
         self.expected: dict[str, dict[str, float]] = {}
         self.breaks: dict[str, dict[int, list[str]]] = {}
+        self.generated_only: dict[str, list[str]] = {}
 
     def student(
-        self, name: str, answers: dict[str, str], points: tuple[float, ...], breaks: dict[str, int] | None = None
+        self,
+        name: str,
+        answers: dict[str, str],
+        points: tuple[float, ...],
+        breaks: dict[str, int] | None = None,
+        generated_only: tuple[str, ...] = (),
     ) -> None:
         """Script a student: their solution cells (grade_id -> what they type; a cell not given keeps the released
-        stub), the points each graded test cell must give them (in the order of `points_of`), and for each hidden
-        test cell whose contract their answer breaks in one rule alone, that rule."""
+        stub), the points each graded test cell must give them (in the order of `points_of`), for each hidden
+        test cell whose contract their answer breaks in one rule alone, that rule, and the hidden test cells
+        that only their generated cases catch the answer on (every fixed and seeded case passes it)."""
         problems = [f"{name!r} is scripted twice"] if name in self.answers else []
+        problems += [f"{name!r}: no graded test cell {cell!r}" for cell in generated_only if cell not in self.points_of]
         problems += [f"{name!r} answers {cell!r}, not a solution cell" for cell in answers if cell not in self.cells]
         if len(points) != len(self.points_of):
             problems.append(f"{name!r} has {len(points)} points for {len(self.points_of)} graded test cells")
@@ -82,6 +92,8 @@ class Solution:
         self.expected[name] = dict(zip(self.points_of, points, strict=True))
         for grade_id, rule in (breaks or {}).items():
             self.breaks.setdefault(grade_id, {}).setdefault(rule, []).append(name)
+        for grade_id in generated_only:
+            self.generated_only.setdefault(grade_id, []).append(name)
 
     def control(self, name: str, answers: dict[str, str]) -> None:
         """Script a control, not a mistake: every solution cell written differently from the instructor's, earning

@@ -1,5 +1,5 @@
 """Every rule of every part's contract is covered by a fixed case of its hidden test, and its mistakes are attributed
-to it.
+to it; every part's input space is covered by generated cases.
 
 For each hidden test cell: the part's contract (the last markdown cell before the part's solution cell) numbers its
 rules 1..n at the top level; the exercise's checks name the same rules (`CLAUSES`); the solution's observation has
@@ -7,7 +7,11 @@ at least one fixed case per rule (labelled "rule k: ..."), all before the seeded
 what it looks at by the part's rules; and for each rule, the scripted answer that `mistakes.py` says breaks that rule
 alone (`BREAKS`; a "must not" rule has one per way around it) is judged (grader.rules) to break that rule and no
 other, its message names the rule and the key it differs on, and its expected points follow the credit policy: every
-rule's share but that one's, or nothing where the cell's visible lines fail or the rule is a "must not".
+rule's share but that one's, or nothing where the cell's visible lines fail or the rule is a "must not". The checks
+declare the dimensions of each part's input space (`SPACES`), every value of which some generated case of the
+solution's observation reaches (grader.coverage); and each answer that `mistakes.py` says only generated cases catch
+(`GENERATED_ONLY`) passes every fixed and seeded case, fails a generated one on a rule it names, and earns what the
+credit policy gives.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import pytest
 
 from grader import observing, rules
 from grader.course import checks_file, mistakes_file, solutions
+from grader.coverage import coverage
 from grader.notebooks import assignment_notebooks, hidden_test_ids, read_notebook
 from grader.release import fresh_release
 from grader.rules import credit
@@ -81,16 +86,31 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory):
         yield running
 
 
+_checkers: dict[str, TrustedChecker] = {}
+
+
+def _checker(assignment: str, sandbox) -> TrustedChecker:
+    """The assignment's trusted checker in this module's sandbox, its solution observed once for all the tests."""
+    if assignment not in _checkers:
+        _checkers[assignment] = TrustedChecker(assignment, sandbox)
+    return _checkers[assignment]
+
+
+def _scripted(assignment: str, sandbox) -> tuple:
+    """The assignment's checker, the solution's observations, a fresh release and the scripted students' answers and
+    points."""
+    checker = _checker(assignment, sandbox)
+    path, _ = _source(assignment)
+    answers, expected = scripted_students(assignment)
+    return checker, checker.reference(), fresh_release(assignment)[path.name], answers, expected
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignment: str, sandbox) -> None:
     clauses = _checks(assignment)["CLAUSES"]
     breaks = runpy.run_path(str(mistakes_file(assignment))).get("BREAKS")
     assert type(breaks) is dict, f"{mistakes_file(assignment)} has no BREAKS"
-    checker = TrustedChecker(assignment, sandbox)
-    reference = checker.reference()
-    path, _ = _source(assignment)
-    release = fresh_release(assignment)[path.name]
-    answers, expected = scripted_students(assignment)
+    checker, reference, release, answers, expected = _scripted(assignment, sandbox)
     for grade_id, numbered in clauses.items():
         seen = reference[grade_id]
         assert type(seen) is dict, f"{grade_id}: the observation is not labelled (observing.labelled)"
@@ -126,3 +146,38 @@ def names_what_it_compares(difference: rules.Difference) -> bool:
     a key names (not positions alone, nor only a key that wraps a value, such as "Tensor")."""
     keys = [step for step in difference.within if type(step) is str and step not in rules.WRAPPERS]
     return not difference.within or bool(keys)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_part_declares_its_input_space_and_reaches_every_value(assignment: str, sandbox) -> None:
+    spaces = _checks(assignment).get("SPACES")
+    assert type(spaces) is dict, f"{checks_file(assignment)} has no SPACES"
+    assert sorted(spaces) == _hidden_cells(assignment)
+    for grade_id, dimensions in spaces.items():
+        assert all(len(values) >= 2 for values in dimensions.values()), f"{grade_id}: a dimension of one value"
+    parts = coverage(spaces, _checker(assignment, sandbox).reference())
+    assert [problem for part in parts for problem in part.problems()] == []
+    assert all(part.generated for part in parts)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_what_only_generated_cases_catch_is_caught_by_them(assignment: str, sandbox) -> None:
+    generated_only = runpy.run_path(str(mistakes_file(assignment))).get("GENERATED_ONLY", {})
+    if not generated_only:
+        pytest.skip(f"{mistakes_file(assignment)} scripts no answer that only generated cases catch")
+    checker, reference, release, answers, expected = _scripted(assignment, sandbox)
+    for grade_id, students in generated_only.items():
+        for student in students:
+            observations, problem, _ = checker.observe(cells_to_run(submission(release, answers[student])))
+            assert not problem, f"{student}: {problem}"
+            mine = observations[grade_id]
+            judgement = checker.judge(grade_id, mine)
+            assert judgement.broken and not judgement.whole, f"{student}: {judgement.message()}"
+            assert expected[student][grade_id] == judgement.points, f"{student} must earn {judgement.points}"
+            assert type(mine) is dict and mine.keys() == reference[grade_id].keys()
+            differing = [
+                label for label, value in reference[grade_id].items() if not observing.agrees(mine[label], value)
+            ]
+            assert differing, f"{student} passes every case of {grade_id}"
+            caught_by = {label for label in differing if observing.dimensions_of(label) is None}
+            assert not caught_by, f"{student} is caught by other cases than generated ones: {sorted(caught_by)[:3]}"

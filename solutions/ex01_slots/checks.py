@@ -11,7 +11,24 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, labelled, plain, returns_type, seed_torch, seeded, single_thread, walk
+from grader.observing import (
+    GRAPH_SPACE,
+    HOOK_KINDS,
+    built,
+    every,
+    fixed,
+    graph_cases,
+    holder,
+    labelled,
+    plain,
+    register_hook,
+    returns_type,
+    seed_torch,
+    seeded,
+    single_thread,
+    spanned,
+    walk,
+)
 
 # The vocabulary of classify_slots (the read-only cell `group_names`), not an answer: which key belongs to which
 # group is left to the parent's comparison.
@@ -33,6 +50,100 @@ SLOT_NAMES = [
     "_load_state_dict_post_hooks", "_modules",
 ]  # fmt: skip
 CONTAINERS = set(SLOT_NAMES) - {"training", "_is_full_backward_hook"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The input space of both parts: a module in each state (built, attributes set before super().__init__(), or
+# half-built with the first k slots, for every k, its attributes before them, after them or none) and a built
+# module with each kind of hook (every option), a removed one, and what else the slots may hold; part 1 every pair of
+# unusual values, part 2 (slower) each value once, and every module graph of up to 3 modules and 3 child slots.
+# ---------------------------------------------------------------------------------------------------------
+
+SLOT_HOOKS: dict[str, Callable[[nn.Module], object]] = {
+    "none": lambda module: None,
+    **{kind: lambda module, kind=kind: register_hook(module, kind, silent_hook) for kind in HOOK_KINDS},
+    "forward pre-hook prepended": lambda module: prepend_second(module, "forward pre-hook"),
+    "forward hook prepended": lambda module: prepend_second(module, "forward hook"),
+    "a removed hook": lambda module: register_hook(module, "forward hook always_call", silent_hook).remove(),
+}
+SLOT_EXTRAS: dict[str, Callable[[nn.Module], object]] = {
+    "nothing": lambda module: None,
+    "a non-persistent buffer and None entries": lambda module: none_entries(module),
+    "eval mode": lambda module: module.eval(),
+    "attributes named like slots": lambda module: vars(module).update(_hooks=OrderedDict(), _buffers_old={}),
+    "_compiled_call_impl": lambda module: vars(module).update(_compiled_call_impl=module._call_impl),
+}
+SLOT_SPACE = {
+    "state": ["built", "attributes before super().__init__()", "half-built"],
+    "hook": list(SLOT_HOOKS),
+    "extra": list(SLOT_EXTRAS),
+    "slots": [str(len(SLOT_NAMES)), *(str(count) for count in range(len(SLOT_NAMES)))],  # all of them first
+    "attributes": ["none", "before the slots", "after the slots"],
+}
+
+
+def prepend_second(module: nn.Module, kind: str) -> None:
+    """Two hooks in one table, the second prepended: the table's order is not the order of its ids."""
+    register_hook(module, kind, silent_hook)
+    register_hook(module, kind, print, prepend=True)
+
+
+def none_entries(module: nn.Module) -> None:
+    module.register_buffer("scratch", torch.zeros(1), persistent=False)
+    module.register_parameter("unused", None)
+    module.register_module("absent", None)
+
+
+def slot_space(most: int | None) -> list:
+    """The generated cases of both parts, smallest first: (point, '', (point,)): every combination of at most `most`
+    unusual values, the built modules' (hooks and extras) and the half-built ones' (slots and attributes) apart."""
+    dimensions = {name: SLOT_SPACE[name] for name in ("state", "hook", "extra")}
+    complete = [point for point in every(dimensions, most=most) if point["state"] != "half-built"]
+    dimensions = {name: SLOT_SPACE[name] for name in ("slots", "attributes")}
+    half = [{"state": "half-built", **point} for point in every(dimensions, most=most)]
+    return [(point, "", (point,)) for point in complete + half]
+
+
+class Light(nn.Module):
+    """A module that is quick to build (generated cases build many): the attributes `before` set before
+    super().__init__(), then a parameter and a plain attribute."""
+
+    def __init__(self, before: list[tuple[str, object]]) -> None:
+        for name, value in before:
+            setattr(self, name, value)
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(2))
+        self.width = 2
+
+
+def slot_module(point: dict) -> nn.Module:
+    """A generated case's module."""
+    decoys = [("cache", OrderedDict()), ("_hooks", {"w": None})]
+    if point["state"] == "half-built":
+        return half_built(
+            Light,
+            SLOT_NAMES[: int(point["slots"])],
+            [] if point["attributes"] == "none" else decoys,
+            point["attributes"] == "before the slots",
+        )
+    module = Light(decoys if point["state"] == "attributes before super().__init__()" else [])
+    SLOT_HOOKS[point["hook"]](module)
+    SLOT_EXTRAS[point["extra"]](module)
+    return module
+
+
+def slot_graph(graph: tuple) -> nn.Module:
+    """A generated case of part 2: plain modules in the shape of a module graph, each with a Parameter of its own,
+    every other one with a forward hook."""
+
+    def make(node: int, children: list) -> nn.Module:
+        module = holder(children)
+        module.register_parameter("w", nn.Parameter(torch.zeros(1)))
+        if node % 2 == 0:
+            module.register_forward_hook(silent_hook)
+        return module
+
+    return built(graph, make)[0]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -475,6 +586,7 @@ def observe_classify_hidden(ns: dict) -> object:
             "__new__ with the first five slots",
             untouched(lambda: half_built(nn.Module, SLOT_NAMES[:5], [("width", 3)], False)),
         ),
+        *spanned(slot_space(most=2), lambda point: observe_case(slot_module(point))),
         *seeded(classify_case_list(), observe_case),
     )
 
@@ -1127,9 +1239,17 @@ def observe_copy_hidden(ns: dict) -> object:
         fixed(8, "user attributes of every kind", case(copy_leaves_original, Holder)),
         fixed(8, "nn.Linear.__new__ with the first five slots", case(copy_leaves_original, lambda: half_linear(5))),
         fixed(8, "a handle of the original still removes the original's hook", lambda: copy_handles(f)),
+        *spanned(slot_space(most=1), lambda point: cases.observe(slot_module(point), None, gen)),
+        *spanned(graph_cases(3, 3), lambda graph: cases.observe(slot_graph(graph), None, gen)),
         *seeded([[number] for number in range(1, COPY_CASES + 1)], observe_case),
     )
 
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {
+    "test_classify_slots_hidden": SLOT_SPACE,
+    "test_copy_hidden": {**SLOT_SPACE, **GRAPH_SPACE, "modules": ["1", "2", "3"], "depth": ["0", "1", "2"]},
+}
 
 OBSERVERS = {
     "test_classify_slots_hidden": observe_classify_hidden,

@@ -3,9 +3,10 @@
 from grader.scripted import Solution
 
 # The students' points are given for the notebook's graded test cells, in this order.
-SOLUTION = Solution(__file__, points_of=(
-    "test_classify_slots_visible", "test_classify_slots_hidden",
-    "test_copy_visible", "test_copy_hidden"))
+SOLUTION = Solution(
+    __file__,
+    points_of=("test_classify_slots_visible", "test_classify_slots_hidden", "test_copy_visible", "test_copy_hidden"),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: classify_slots
@@ -88,8 +89,9 @@ CLASSIFY_CRASHES_HALF_INITIALISED = '''def classify_slots(module):
     return groups
 '''
 
-SOLUTION.student("classify_crashes_half_initialised", {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED},
-                 (2, 2.4, 0, 0))
+SOLUTION.student(
+    "classify_crashes_half_initialised", {"classify_slots": CLASSIFY_CRASHES_HALF_INITIALISED}, (2, 2.4, 0, 0)
+)
 
 # Right groups, but built in an OrderedDict "to keep the order": a dict subclass, not the plain dict asked for.
 CLASSIFY_RETURNS_ORDERED_DICT = '''def classify_slots(module):
@@ -104,8 +106,12 @@ CLASSIFY_RETURNS_ORDERED_DICT = '''def classify_slots(module):
     return OrderedDict((name, slot_groups.get(name, OTHER)) for name in vars(module))
 '''
 
-SOLUTION.student("classify_returns_ordered_dict", {"classify_slots": CLASSIFY_RETURNS_ORDERED_DICT},
-                 (0, 0, 0, 0), breaks={"test_classify_slots_hidden": 1})
+SOLUTION.student(
+    "classify_returns_ordered_dict",
+    {"classify_slots": CLASSIFY_RETURNS_ORDERED_DICT},
+    (0, 0, 0, 0),
+    breaks={"test_classify_slots_hidden": 1},
+)
 
 # Recognises the hook slots by the pattern of their names: right for the seventeen slots, but a user
 # attribute such as `_hooks` or `my_forward_hooks` becomes a "hook table", `extra_with_kwargs` a "hook flag table".
@@ -130,8 +136,12 @@ CLASSIFY_BY_NAME_PATTERN = '''def classify_slots(module):
     return groups
 '''
 
-SOLUTION.student("classify_by_name_pattern", {"classify_slots": CLASSIFY_BY_NAME_PATTERN},
-                 (2, 3.2, 0, 0), breaks={"test_classify_slots_hidden": 3})
+SOLUTION.student(
+    "classify_by_name_pattern",
+    {"classify_slots": CLASSIFY_BY_NAME_PATTERN},
+    (2, 3.2, 0, 0),
+    breaks={"test_classify_slots_hidden": 3},
+)
 
 # Assumes the seventeen slots are always the first seventeen keys of vars(module), in __init__'s order:
 # true of every fully built module, wrong when attributes come before the slots or only some slots exist.
@@ -143,21 +153,32 @@ CLASSIFY_BY_POSITION = '''def classify_slots(module):
     return {name: in_order[n] if n < len(in_order) else OTHER for n, name in enumerate(vars(module))}
 '''
 
-SOLUTION.student("classify_by_position", {"classify_slots": CLASSIFY_BY_POSITION},
-                 (2, 3.2, 0, 0), breaks={"test_classify_slots_hidden": 4})
+SOLUTION.student(
+    "classify_by_position",
+    {"classify_slots": CLASSIFY_BY_POSITION},
+    (2, 3.2, 0, 0),
+    breaks={"test_classify_slots_hidden": 4},
+)
 
 # Fills the module's own __dict__ with the answer (groups = vars(module)): the keys and groups come
 # back right, but every attribute of the module is overwritten by the name of its group.
-CLASSIFY_IN_THE_MODULES_DICT = SOLUTION.edited_answer(CLASSIFY_RETURNS_ORDERED_DICT, """
+CLASSIFY_IN_THE_MODULES_DICT = SOLUTION.edited_answer(
+    CLASSIFY_RETURNS_ORDERED_DICT,
+    """
 -    return OrderedDict((name, slot_groups.get(name, OTHER)) for name in vars(module))
 +    groups = vars(module)
 +    for name in groups:
 +        groups[name] = slot_groups.get(name, OTHER)
 +    return groups
-""")
+""",
+)
 
-SOLUTION.student("classify_in_the_modules_dict", {"classify_slots": CLASSIFY_IN_THE_MODULES_DICT},
-                 (2, 3.2, 0, 0), breaks={"test_classify_slots_hidden": 5})
+SOLUTION.student(
+    "classify_in_the_modules_dict",
+    {"classify_slots": CLASSIFY_IN_THE_MODULES_DICT},
+    (2, 3.2, 0, 0),
+    breaks={"test_classify_slots_hidden": 5},
+)
 
 # A correct part 1, written the way a student who read the chapter might.
 CLASSIFY_CORRECT = '''def classify_slots(module):
@@ -205,15 +226,20 @@ def copy_sharing_parameters(module):
     return copy.copy(module)
 '''
 
-SOLUTION.student("copy_with_copy_copy",
-                 {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
-                 (2, 4, 0, 2.5))
+SOLUTION.student(
+    "copy_with_copy_copy",
+    {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_WITH_COPY_COPY},
+    (2, 4, 0, 2.5),
+)
 
 # The other extreme: new registries, but also new Parameters and buffers.
-COPY_WITH_DEEPCOPY = SOLUTION.edited_answer(COPY_WITH_COPY_COPY, """
+COPY_WITH_DEEPCOPY = SOLUTION.edited_answer(
+    COPY_WITH_COPY_COPY,
+    """
 -    return copy.copy(module)
 +    return copy.deepcopy(module)
-""")
+""",
+)
 
 SOLUTION.student("copy_with_deepcopy", {"copy_sharing_parameters": COPY_WITH_DEEPCOPY}, (0, 0, 0, 2))
 
@@ -233,7 +259,9 @@ SOLUTION.student("copy_top_level_only", {"copy_sharing_parameters": COPY_TOP_LEV
 
 # Recursive, but without remembering what was copied: a submodule registered in two places
 # becomes two different copies.
-COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
+COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(
+    COPY_TOP_LEVEL_ONLY,
+    '''
      but owns new registries, hook tables and flag tables, in the whole tree of submodules."""
 +    containers = [name for name, value in vars(nn.Module()).items() if isinstance(value, (dict, set))]
 @@
@@ -242,10 +270,15 @@ COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 +            value = {key: None if child is None else copy_sharing_parameters(child)
 +                     for key, child in value.items()}
 +        elif name in containers:
-''')
+''',
+)
 
-SOLUTION.student("copy_forgets_shared_submodule", {"copy_sharing_parameters": COPY_FORGETS_SHARED_SUBMODULE},
-                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 5})
+SOLUTION.student(
+    "copy_forgets_shared_submodule",
+    {"copy_sharing_parameters": COPY_FORGETS_SHARED_SUBMODULE},
+    (0, 0, 2, 3.5),
+    breaks={"test_copy_hidden": 5},
+)
 
 # copy.copy, then new containers all the way down, with a memo: right for every fully built module,
 # but copy.copy goes through __getstate__/__setstate__, which drops _compiled_call_impl and adds the
@@ -272,9 +305,12 @@ def copy_sharing_parameters(module, memo=None):
     return clone
 '''
 
-SOLUTION.student("copy_via_getstate",
-                 {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
-                 (2, 4, 2, 3.5), breaks={"test_copy_hidden": 2})
+SOLUTION.student(
+    "copy_via_getstate",
+    {"classify_slots": CLASSIFY_CORRECT, "copy_sharing_parameters": COPY_VIA_GETSTATE},
+    (2, 4, 2, 3.5),
+    breaks={"test_copy_hidden": 2},
+)
 
 # Copies the registries, the marker and the 8 hook tables, but shares the 3 flag tables
 # (so a with_kwargs hook registered on the copy marks the original's table).
@@ -309,7 +345,9 @@ SOLUTION.student("copy_shares_flag_tables", {"copy_sharing_parameters": COPY_SHA
 # module copied before hands back the stale copy (made before a hook was added to the original, say). It is
 # keyed by the module itself, which keeps it alive: keyed by id(), a copy of a module that no longer exists
 # would come back for whichever module reuses its id, and the points would change from run to run.
-COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
+COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(
+    COPY_TOP_LEVEL_ONLY,
+    '''
 -def copy_sharing_parameters(module):
 +def copy_sharing_parameters(module, copies={}):
 @@
@@ -325,7 +363,8 @@ COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(COPY_TOP_LEVEL_ONLY, '''
 +            value = {key: None if child is None else copy_sharing_parameters(child, copies)
 +                     for key, child in value.items()}
 +        elif name in vars(nn.Module()) and isinstance(value, (dict, set)):
-''')
+''',
+)
 
 SOLUTION.student("copy_mutable_default_memo", {"copy_sharing_parameters": COPY_MUTABLE_DEFAULT_MEMO}, (0, 0, 2, 3))
 
@@ -353,7 +392,9 @@ _COPY_RIGHT = '''def copy_sharing_parameters(module, _memo=None):
 
 # Calls the class's constructor when it takes no argument (ReLU, Sequential, a user's class), and falls
 # back to __new__ only when that fails: the constructor runs, and builds fresh parameters, for nothing.
-COPY_TRIES_CONSTRUCTOR_FIRST = SOLUTION.edited_answer(_COPY_RIGHT, """
+COPY_TRIES_CONSTRUCTOR_FIRST = SOLUTION.edited_answer(
+    _COPY_RIGHT,
+    """
 -    clone = object.__new__(type(module))
 +    cls = type(module)
 +    try:
@@ -361,28 +402,42 @@ COPY_TRIES_CONSTRUCTOR_FIRST = SOLUTION.edited_answer(_COPY_RIGHT, """
 +    except TypeError:
 +        clone = cls.__new__(cls)
 +    vars(clone).clear()  # start from an empty __dict__
-""")
+""",
+)
 
-SOLUTION.student("copy_tries_constructor_first", {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
-                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 1})
+SOLUTION.student(
+    "copy_tries_constructor_first",
+    {"copy_sharing_parameters": COPY_TRIES_CONSTRUCTOR_FIRST},
+    (0, 0, 2, 3.5),
+    breaks={"test_copy_hidden": 1},
+)
 
 # New containers, but every dict rebuilt with dict(...): the hook tables and flag tables come back as plain
 # dicts instead of OrderedDicts.
-COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(_COPY_RIGHT, """
+COPY_CONTAINERS_AS_PLAIN_DICTS = SOLUTION.edited_answer(
+    _COPY_RIGHT,
+    """
 -        elif name in slots and isinstance(value, (dict, set)):
 -            value = type(value)(value)
 +        elif name in slots and isinstance(value, dict):
 +            value = dict(value)
 +        elif name in slots and isinstance(value, set):
 +            value = set(value)
-""")
+""",
+)
 
-SOLUTION.student("copy_containers_as_plain_dicts", {"copy_sharing_parameters": COPY_CONTAINERS_AS_PLAIN_DICTS},
-                 (0, 0, 0, 3.5), breaks={"test_copy_hidden": 3})
+SOLUTION.student(
+    "copy_containers_as_plain_dicts",
+    {"copy_sharing_parameters": COPY_CONTAINERS_AS_PLAIN_DICTS},
+    (0, 0, 0, 3.5),
+    breaks={"test_copy_hidden": 3},
+)
 
 # Deep-copies _parameters and _buffers "to be safe": the copy gets its own tensors, so it no longer shares
 # the weights (an update of the original's parameters is not seen by the copy).
-COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(_COPY_RIGHT, """
+COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(
+    _COPY_RIGHT,
+    """
 +import copy
 +
 +
@@ -391,14 +446,21 @@ COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(_COPY_RIGHT, """
                       for key, child in value.items()}
 +        elif name in ("_parameters", "_buffers"):
 +            value = copy.deepcopy(value)
-""")
+""",
+)
 
-SOLUTION.student("copy_deepcopies_registries", {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
-                 (0, 0, 0, 3.5), breaks={"test_copy_hidden": 4})
+SOLUTION.student(
+    "copy_deepcopies_registries",
+    {"copy_sharing_parameters": COPY_DEEPCOPIES_REGISTRIES},
+    (0, 0, 0, 3.5),
+    breaks={"test_copy_hidden": 4},
+)
 
 # Deep-copies the hook tables and flag tables so that the copy's hooks are its own: a hook that is an object
 # (a callable class, a bound method) is duplicated instead of shared.
-COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(_COPY_RIGHT, """
+COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(
+    _COPY_RIGHT,
+    """
 +import copy
 +
 +
@@ -410,36 +472,56 @@ COPY_DEEPCOPIES_HOOK_TABLES = SOLUTION.edited_answer(_COPY_RIGHT, """
              value = type(value)(value)
 +        elif name in slots and isinstance(value, dict):
 +            value = copy.deepcopy(value)
-""")
+""",
+)
 
-SOLUTION.student("copy_deepcopies_hook_tables", {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
-                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 6})
+SOLUTION.student(
+    "copy_deepcopies_hook_tables",
+    {"copy_sharing_parameters": COPY_DEEPCOPIES_HOOK_TABLES},
+    (0, 0, 2, 3.5),
+    breaks={"test_copy_hidden": 6},
+)
 
 # Copies every dict, set and list it finds in vars(), not only the fifteen container slots: a user's own dict,
 # set or list attribute is no longer shared with the original.
-COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(_COPY_RIGHT, """
+COPY_COPIES_USER_CONTAINERS = SOLUTION.edited_answer(
+    _COPY_RIGHT,
+    """
 -    slots = vars(nn.Module())
 @@
 -        elif name in slots and isinstance(value, (dict, set)):
 +        elif isinstance(value, (dict, set, list)):
-""")
+""",
+)
 
-SOLUTION.student("copy_copies_user_containers", {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
-                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 7})
+SOLUTION.student(
+    "copy_copies_user_containers",
+    {"copy_sharing_parameters": COPY_COPIES_USER_CONTAINERS},
+    (0, 0, 2, 3.5),
+    breaks={"test_copy_hidden": 7},
+)
 
 # Gives the fresh containers to the original and the old ones to the copy: the two no longer share any, but
 # the original was modified, and a hook handle made on the original now removes the hook from the copy.
-COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(_COPY_RIGHT, """
+COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(
+    _COPY_RIGHT,
+    """
 -            value = type(value)(value)
 +            vars(module)[name] = type(value)(value)  # the original gets the new one, the copy keeps the old one
-""")
+""",
+)
 
-SOLUTION.student("copy_new_containers_for_the_original",
-                 {"copy_sharing_parameters": COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL},
-                 (0, 0, 2, 3.5), breaks={"test_copy_hidden": 8})
+SOLUTION.student(
+    "copy_new_containers_for_the_original",
+    {"copy_sharing_parameters": COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL},
+    (0, 0, 2, 3.5),
+    breaks={"test_copy_hidden": 8},
+)
 
 # A correct part 2: recursion with the memo passed along as an extra keyword argument.
-COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(_COPY_RIGHT, """
+COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(
+    _COPY_RIGHT,
+    """
 -    clone = object.__new__(type(module))
 +    cls = type(module)
 +    clone = cls.__new__(cls)
@@ -453,13 +535,15 @@ COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(_COPY_RIGHT, """
 +            value = type(value)((key, None if child is None else copy_sharing_parameters(child, _memo))
 +                                for key, child in value.items())
 +        elif name in fresh and isinstance(fresh[name], (dict, set)):
-""")
+""",
+)
 
-SOLUTION.student("flag_tables_as_hook_tables",
-                 {"classify_slots": CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES,
-                  "copy_sharing_parameters": COPY_CORRECT_RECURSIVE},
-                 (2, 3.2, 2, 4),
-                 breaks={"test_classify_slots_hidden": 2})
+SOLUTION.student(
+    "flag_tables_as_hook_tables",
+    {"classify_slots": CLASSIFY_FLAG_TABLES_AS_HOOK_TABLES, "copy_sharing_parameters": COPY_CORRECT_RECURSIVE},
+    (2, 3.2, 2, 4),
+    breaks={"test_classify_slots_hidden": 2},
+)
 
 # Another correct part 2: start from a copy of __dict__, then replace the containers in place.
 COPY_CORRECT_UPDATE_IN_PLACE = '''def copy_sharing_parameters(module):
@@ -486,7 +570,9 @@ COPY_CORRECT_UPDATE_IN_PLACE = '''def copy_sharing_parameters(module):
     return clone_of(module)
 '''
 
-SOLUTION.control("alternative_correct", {"classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE,
-                                         "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE})
+SOLUTION.control(
+    "alternative_correct",
+    {"classify_slots": CLASSIFY_CORRECT_FROM_FRESH_MODULE, "copy_sharing_parameters": COPY_CORRECT_UPDATE_IN_PLACE},
+)
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

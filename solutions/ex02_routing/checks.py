@@ -12,14 +12,19 @@ import torch
 from torch import nn
 
 from grader.observing import (
+    GRAPH_SPACE,
     borrowed_machinery,
+    built,
     code_that_runs,
+    every,
     fixed,
+    graph_cases,
     labelled,
     plain,
     returns_type,
     seeded,
     single_thread,
+    spanned,
 )
 
 # ---------------------------------------------------------------------------------------------------------
@@ -580,11 +585,72 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(8, "a half-built module", quiet(half_demo, "fresh", tensor)),
             *traced,
             held_case(predict_setattr, ns),
+            *spanned(
+                predict_space(),
+                lambda point: predict_seen(watch, predict_setattr, *predict_arguments(point)),
+            ),
             *seeded(
                 predict_case_list(),
                 lambda module, name, value: predict_seen(watch, predict_setattr, module, name, value),
             ),
         )
+
+
+# Part 1's input space: every module state (built or half-built), every kind of thing the name already is (each
+# registry, persistent or not, None entries, plain attributes, and what the class supplies), and every kind of value
+# the contract names; then dotted and empty names with every value, in both states. What a half-built module cannot
+# hold (a registry entry) is left out.
+PREDICT_HELD = {  # what the name is: (the name, what Demo holds under it: EXISTING_KINDS, or None)
+    "nothing": ("fresh", None),
+    "a parameter": ("stats", "parameter"),
+    "a None parameter": ("stats", "None parameter"),
+    "a buffer": ("stats", "buffer"),
+    "a non-persistent buffer": ("stats", "non-persistent buffer"),
+    "a None buffer": ("stats", "None buffer"),
+    "a None non-persistent buffer": ("stats", "None non-persistent buffer"),
+    "a submodule": ("stats", "submodule"),
+    "a None submodule": ("stats", "None submodule"),
+    "a plain attribute": ("stats", "plain attribute"),
+    "a plain tensor attribute": ("stats", "plain tensor attribute"),
+    "a method": ("helper", None),
+    "a property with a setter": ("level", None),
+    "a property without a setter": ("kind", None),
+    "a class attribute": ("scale_factor", None),
+    "a dotted name": ("a.b", None),
+    "the empty name": ("", None),
+}
+PREDICT_VALUES = {
+    "None": lambda: None,
+    "a leaf Parameter": lambda: nn.Parameter(torch.ones(2)),
+    "a frozen Parameter": lambda: nn.Parameter(torch.ones(2), requires_grad=False),
+    "a non-leaf Parameter": non_leaf,
+    "an nn.Buffer": lambda: nn.Buffer(torch.ones(2)),
+    "a non-persistent nn.Buffer": lambda: nn.Buffer(torch.ones(2), persistent=False),
+    "a module": nn.ReLU,
+    "a plain tensor": lambda: torch.ones(2),
+    "an int": lambda: 3,
+}
+PREDICT_SPACE = {"module": ["built", "half-built"], "name": list(PREDICT_HELD), "value": list(PREDICT_VALUES)}
+HALF_BUILT_HOLDS = ("nothing", "a plain attribute", "a plain tensor attribute", "a method", "a property with a setter")
+HALF_BUILT_HOLDS += ("a property without a setter", "a class attribute", "a dotted name", "the empty name")
+
+
+def predict_space() -> list:
+    """Part 1's generated cases, smallest first: (point, '', (point,))."""
+    points = every(PREDICT_SPACE)
+    return [
+        (point, "", (point,)) for point in points if point["module"] == "built" or point["name"] in HALF_BUILT_HOLDS
+    ]
+
+
+def predict_arguments(point: dict) -> tuple:
+    """A generated case's module, name and value."""
+    name, kind = PREDICT_HELD[point["name"]]
+    if point["module"] == "built":
+        module = demo(*([(name, kind)] if kind else []))
+    else:
+        module = half_demo(**({name: 3 if kind == "plain attribute" else torch.zeros(2)} if kind else {}))
+    return module, name, PREDICT_VALUES[point["value"]]()
 
 
 def predict_case_list() -> list:
@@ -914,6 +980,75 @@ def find_reads(find: Callable, make: Callable[[], nn.Module]) -> dict:
     return {"no attribute read": not READS, "the tree is not modified": find_snapshot(root) == before}
 
 
+def find_graph(graph: tuple) -> nn.Module:
+    """A generated case of part 2's first family: Watched modules in the shape of a module graph of up to 4 modules
+    and 3 child slots (observing.graphs), each holding a tensor, a buffer (persistent or not) and a list of a buffer
+    and an int, so that every place is named under its module's first name."""
+
+    def make(node: int, children: list) -> nn.Module:
+        module = Watched()
+        module.register_buffer("mean", torch.zeros(1))
+        module.register_buffer("mask", torch.zeros(1), persistent=False)
+        vars(module).update(raw=torch.zeros(1), stash=[vars(module)["_buffers"]["mean"], node])
+        for slot, child in enumerate(children):
+            module.register_module(f"c{slot}", child)
+        return module
+
+    return built(graph, make)[0]
+
+
+class Fork(Bag):
+    def __init__(self, left: nn.Module, right: nn.Module) -> None:
+        super().__init__()
+        self.left, self.right = left, right
+
+
+# Part 2's input space, besides the graphs above: every kind of value a plain attribute may hold (a tensor of each
+# kind, each container the contract looks into, with str and int keys, nested, empty, and what it must not look into),
+# under a plain name or one like a slot's (every pair of these two), on the root, a child or a shared module.
+FIND_VALUES = {
+    "a tensor": lambda: torch.zeros(1),
+    "a Parameter": lambda: nn.Parameter(torch.zeros(1)),
+    "an nn.Buffer": lambda: nn.Buffer(torch.zeros(1), persistent=False),
+    "a list": lambda: [3, torch.zeros(1)],
+    "a tuple": lambda: (torch.zeros(1),),
+    "a named tuple": lambda: Pair(None, torch.zeros(1)),
+    "a dict with str keys": lambda: {"it's": torch.zeros(1), "b": 1},
+    "a dict with other keys": lambda: {7: torch.zeros(1), (1, "x"): torch.zeros(1), None: torch.zeros(1)},
+    "an OrderedDict": lambda: OrderedDict([("z", torch.zeros(1)), ("a", torch.zeros(1))]),
+    "a dict subclass": lambda: Named(k=[torch.zeros(1)]),
+    "a list subclass": lambda: Items([torch.zeros(1)] * 11),
+    "nested containers": lambda: ({"k": [(torch.zeros(1),)]}, []),
+    "an empty list": list,
+    "a set": lambda: {torch.zeros(1)},
+    "a module": lambda: bag(raw=torch.zeros(1)),
+    "a module in a list": lambda: [bag(raw=torch.zeros(1))],
+    "a str": lambda: "tensor",
+    "None": lambda: None,
+}
+FIND_SPACE = {
+    "value": list(FIND_VALUES),
+    "attribute": ["raw", "_buffers_old"],
+    "held by": ["the root", "a child", "a shared module"],
+}
+
+
+def find_space() -> list:
+    """Part 2's second family of generated cases, smallest first: (point, '', (point,))."""
+    return [(point, "", (point,)) for point in every(FIND_SPACE, together=[("value", "attribute"), ("held by",)])]
+
+
+def find_model(point: dict) -> nn.Module:
+    """A generated case's model: a Watched module holding the value under the attribute, placed."""
+    held = Watched()
+    vars(held)[point["attribute"]] = FIND_VALUES[point["value"]]()
+    if point["held by"] == "a child":
+        return nn.Sequential(bag(), held)
+    if point["held by"] == "a shared module":
+        return Fork(nn.Sequential(bag(), held), held)
+    return held
+
+
 def find_case_list() -> list:
     rng = random.Random(FIND_SEED)
     return [[build(rng, rng.choice([0, 1, 2, 2, 3]), [])] for _ in range(FIND_CASES)]
@@ -1003,6 +1138,8 @@ def observe_find_hidden(ns: dict) -> object:
         fixed(7, "Watched modules: no attribute read", lambda: find_reads(find, watched_tree)),
         fixed(7, "nested modules, a None child: nothing modified", lambda: find_reads(find, nested_bags)),
         fixed(7, "a module with hooks and buffers: nothing modified", lambda: find_reads(find, registered_state)),
+        *spanned(graph_cases(4, 3), lambda graph: observe_case(find_graph(graph))),
+        *spanned(find_space(), lambda point: observe_case(find_model(point))),
         *seeded(find_case_list(), observe_case),
     )
 
@@ -1013,4 +1150,10 @@ OBSERVERS = {
 }
 
 # A shortcut rule 8 or 9 forbids earns nothing on the part, its visible test cell included (grader.trusted).
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {
+    "test_predict_setattr_hidden": PREDICT_SPACE,
+    "test_find_unregistered_tensors_hidden": {**GRAPH_SPACE, **FIND_SPACE},
+}
+
 MUST_NOT = {"test_predict_setattr_hidden": ([8, 9], ["test_predict_setattr_visible"])}

@@ -3,9 +3,15 @@
 from grader.scripted import Solution
 
 # The students' points are given for the notebook's graded test cells, in this order.
-SOLUTION = Solution(__file__, points_of=(
-    "test_predict_setattr_visible", "test_predict_setattr_hidden",
-    "test_find_unregistered_tensors_visible", "test_find_unregistered_tensors_hidden"))
+SOLUTION = Solution(
+    __file__,
+    points_of=(
+        "test_predict_setattr_visible",
+        "test_predict_setattr_hidden",
+        "test_find_unregistered_tensors_visible",
+        "test_find_unregistered_tensors_hidden",
+    ),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: predict_setattr
@@ -52,7 +58,9 @@ _PREDICT_RIGHT = '''def predict_setattr(module, name, value):
 
 # Treats None as "nothing to register" and calls it a plain attribute. The visible cell assigns no None, so it
 # passes; the hidden cases put None on parameter, buffer and submodule names, which keep their slots.
-PREDICT_IGNORES_NONE = SOLUTION.edited_answer(_PREDICT_RIGHT, '''
+PREDICT_IGNORES_NONE = SOLUTION.edited_answer(
+    _PREDICT_RIGHT,
+    '''
      """Say what setattr(module, name, value) would do, without doing it."""
 +    if value is None:
 +        return "attribute"  # None is not a tensor or a module: nothing to register
@@ -65,25 +73,35 @@ PREDICT_IGNORES_NONE = SOLUTION.edited_answer(_PREDICT_RIGHT, '''
 @@
 -        if value is not None and not isinstance(value, torch.Tensor):
 +        if not isinstance(value, torch.Tensor):
-''')
+''',
+)
 
 # Tests "is the value a Module?" before the guard on parameter names, so a module assigned to the name of a
 # parameter becomes a "submodule" instead of the TypeError. The visible cell has no such case.
-PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+PREDICT_MODULE_BEFORE_PARAMETER = SOLUTION.edited_answer(
+    _PREDICT_RIGHT,
+    """
      on_class = any(name in vars(klass) for klass in type(module).__mro__)
 +    if isinstance(value, nn.Module):
 +        return "submodule" if modules is not None else "AttributeError"
 @@
 -    if isinstance(value, nn.Module):
 -        return "submodule" if modules is not None else "AttributeError"
-""")
+""",
+)
 
-SOLUTION.student("predict_module_before_parameter", {"predict_setattr": PREDICT_MODULE_BEFORE_PARAMETER},
-                 (2, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 3})
+SOLUTION.student(
+    "predict_module_before_parameter",
+    {"predict_setattr": PREDICT_MODULE_BEFORE_PARAMETER},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 3},
+)
 
 # Enters the buffer branch only for an nn.Buffer value: a plain tensor (or None) assigned to the name of an
 # existing buffer is predicted to be a plain attribute, but it replaces the buffer.
-PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(
+    _PREDICT_RIGHT,
+    """
 -    if isinstance(value, nn.Buffer) or (buffers is not None and name in buffers):
 -        if value is not None and not isinstance(value, torch.Tensor):
 -            return "TypeError"
@@ -95,36 +113,50 @@ PREDICT_FORGETS_BUFFER_NAME = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 -            persistent = name not in state["_non_persistent_buffers_set"]
 -        return "buffer" if persistent else "non-persistent buffer"
 +        return "buffer" if value.persistent else "non-persistent buffer"
-""")
+""",
+)
 
 # Knows that None keeps a parameter slot, but not that anything else on that name is refused: a tensor, an int
 # or a module assigned to a parameter's name falls through to the later branches.
-PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+PREDICT_FORGETS_PARAMETER_TYPEERROR = SOLUTION.edited_answer(
+    _PREDICT_RIGHT,
+    """
 -    if params is not None and name in params:
 -        return "parameter" if value is None else "TypeError"
 +    if params is not None and name in params and value is None:
 +        return "parameter"
-""")
+""",
+)
 
-SOLUTION.student("predict_forgets_parameter_typeerror", {"predict_setattr": PREDICT_FORGETS_PARAMETER_TYPEERROR},
-                 (0, 3.56, 0, 0))
+SOLUTION.student(
+    "predict_forgets_parameter_typeerror", {"predict_setattr": PREDICT_FORGETS_PARAMETER_TYPEERROR}, (0, 3.56, 0, 0)
+)
 
 # Runs register_parameter's "already exists" check on the module as it is now, with hasattr. But the Parameter
 # branch first clears the name from __dict__, _buffers and _modules, so a Parameter over a plain attribute, a
 # buffer or a submodule is registered, not refused.
-PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+PREDICT_HASATTR_BEFORE_CLEARING = SOLUTION.edited_answer(
+    _PREDICT_RIGHT,
+    """
 -    on_class = any(name in vars(klass) for klass in type(module).__mro__)
 @@
 -        if bad_name or (name not in params and on_class):
 +        if bad_name or (name not in params and hasattr(module, name)):
-""")
+""",
+)
 
-SOLUTION.student("predict_hasattr_before_clearing", {"predict_setattr": PREDICT_HASATTR_BEFORE_CLEARING},
-                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 2})
+SOLUTION.student(
+    "predict_hasattr_before_clearing",
+    {"predict_setattr": PREDICT_HASATTR_BEFORE_CLEARING},
+    (0, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 2},
+)
 
 # Takes a buffer's persistence from the module's non-persistent set even when the value carries an nn.Buffer
 # tag, whose own `persistent` wins.
-PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(_PREDICT_RIGHT, """
+PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(
+    _PREDICT_RIGHT,
+    """
 -        if isinstance(value, nn.Buffer):
 -            persistent = value.persistent
 -        else:
@@ -133,10 +165,15 @@ PREDICT_PERSISTENCE_FROM_SET = SOLUTION.edited_answer(_PREDICT_RIGHT, """
 +        if name in state["_non_persistent_buffers_set"]:
 +            return "non-persistent buffer"
 +        return "buffer"
-""")
+""",
+)
 
-SOLUTION.student("predict_persistence_from_set", {"predict_setattr": PREDICT_PERSISTENCE_FROM_SET},
-                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 5})
+SOLUTION.student(
+    "predict_persistence_from_set",
+    {"predict_setattr": PREDICT_PERSISTENCE_FROM_SET},
+    (0, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 5},
+)
 
 # Does not reason at all: tries the assignment on a deep copy. The visible Probe refuses to be copied.
 PREDICT_SETATTR_ON_DEEPCOPY = '''import copy
@@ -162,7 +199,9 @@ def predict_setattr(module, name, value):
 # The same trial, better hidden: a twin built by hand (no copy protocol) and nn.Module.__setattr__ called
 # directly (so Probe.__setattr__ counts nothing). It passes the visible cell; the hidden cell watches
 # nn.Module.__setattr__ itself.
-PREDICT_SETATTR_ON_BARE_TWIN = SOLUTION.edited_answer(PREDICT_SETATTR_ON_DEEPCOPY, """
+PREDICT_SETATTR_ON_BARE_TWIN = SOLUTION.edited_answer(
+    PREDICT_SETATTR_ON_DEEPCOPY,
+    """
 -import copy
 -
 -
@@ -174,14 +213,21 @@ PREDICT_SETATTR_ON_BARE_TWIN = SOLUTION.edited_answer(PREDICT_SETATTR_ON_DEEPCOP
 @@
 -        setattr(twin, name, value)
 +        nn.Module.__setattr__(twin, name, value)
-""")
+""",
+)
 
-SOLUTION.student("predict_setattr_on_bare_twin", {"predict_setattr": PREDICT_SETATTR_ON_BARE_TWIN},
-                 (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 8})  # rule 8 broken: the part earns nothing
+SOLUTION.student(
+    "predict_setattr_on_bare_twin",
+    {"predict_setattr": PREDICT_SETATTR_ON_BARE_TWIN},
+    (0, 0, 0, 0),
+    breaks={"test_predict_setattr_hidden": 8},
+)  # rule 8 broken: the part earns nothing
 
 # Reasons right, but returns the exception class itself (KeyError) where the contract asks for its name
 # ("KeyError").
-PREDICT_RETURNS_EXCEPTION_CLASS = SOLUTION.edited("predict_setattr", """
+PREDICT_RETURNS_EXCEPTION_CLASS = SOLUTION.edited(
+    "predict_setattr",
+    """
 -            return "AttributeError"  # cannot assign parameters before Module.__init__() call
 +            return AttributeError  # cannot assign parameters before Module.__init__() call
          if bad_name(name):
@@ -217,15 +263,22 @@ PREDICT_RETURNS_EXCEPTION_CLASS = SOLUTION.edited("predict_setattr", """
 @@
 -                return "AttributeError"  # a property without a setter
 +                return AttributeError  # a property without a setter
-""")
+""",
+)
 
-SOLUTION.student("predict_returns_exception_class", {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
-                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 1})
+SOLUTION.student(
+    "predict_returns_exception_class",
+    {"predict_setattr": PREDICT_RETURNS_EXCEPTION_CLASS},
+    (0, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 1},
+)
 
 # Checks the names already registered (parameter, submodule, buffer) before looking at a Module value: a module
 # assigned to a submodule's or a buffer's name is predicted refused (TypeError), but the Module branch comes
 # first and replaces it.
-PREDICT_BUFFER_NAME_BEFORE_MODULE = SOLUTION.edited("predict_setattr", """
+PREDICT_BUFFER_NAME_BEFORE_MODULE = SOLUTION.edited(
+    "predict_setattr",
+    """
 -    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
 -    if isinstance(value, nn.Module):
 -        return "AttributeError" if modules is None else "submodule"
@@ -234,15 +287,22 @@ PREDICT_BUFFER_NAME_BEFORE_MODULE = SOLUTION.edited("predict_setattr", """
 +    # 3. A Module value: clear the name from __dict__, parameters and buffers, write _modules[name].
 +    if isinstance(value, nn.Module):
 +        return "AttributeError" if modules is None else "submodule"
-""")
+""",
+)
 
-SOLUTION.student("predict_buffer_name_before_module", {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
-                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 4})
+SOLUTION.student(
+    "predict_buffer_name_before_module",
+    {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_MODULE},
+    (0, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 4},
+)
 
 # Looks for the nearest property in the MRO and skips whatever else the classes define: a subclass's class attribute
 # that hides a base class's property without a setter is predicted to refuse the assignment (AttributeError), but
 # object.__setattr__ sees the class attribute first, which is no descriptor, and stores the value.
-PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited("predict_setattr", """
+PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited(
+    "predict_setattr",
+    """
 -        if name in vars(klass):
 -            attr = vars(klass)[name]
 -            if isinstance(attr, property) and attr.fset is None:
@@ -251,32 +311,47 @@ PREDICT_FIRST_PROPERTY_IN_MRO = SOLUTION.edited("predict_setattr", """
 +        attr = vars(klass).get(name)
 +        if isinstance(attr, property):  # the nearest property decides
 +            return "attribute" if attr.fset is not None else "AttributeError"
-""")
+""",
+)
 
 SOLUTION.student("predict_first_property_in_mro", {"predict_setattr": PREDICT_FIRST_PROPERTY_IN_MRO}, (2, 3.56, 0, 0))
 
 # Takes every property for read-only: a property with a setter is predicted to refuse the assignment
 # (AttributeError), but object.__setattr__ calls its setter.
-PREDICT_EVERY_PROPERTY_READ_ONLY = SOLUTION.edited("predict_setattr", """
+PREDICT_EVERY_PROPERTY_READ_ONLY = SOLUTION.edited(
+    "predict_setattr",
+    """
 -            if isinstance(attr, property) and attr.fset is None:
 +            if isinstance(attr, property):
-""")
+""",
+)
 
-SOLUTION.student("predict_every_property_read_only", {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
-                 (2, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 6})
+SOLUTION.student(
+    "predict_every_property_read_only",
+    {"predict_setattr": PREDICT_EVERY_PROPERTY_READ_ONLY},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 6},
+)
 
 # Right predictions, but mimics the Parameter branch's clearing on the module itself: a Parameter
 # assigned over a plain attribute, a buffer or a submodule removes that entry from the real module.
-PREDICT_CLEARS_FOR_REAL = SOLUTION.edited("predict_setattr", """
+PREDICT_CLEARS_FOR_REAL = SOLUTION.edited(
+    "predict_setattr",
+    """
              return "AttributeError"  # cannot assign parameters before Module.__init__() call
          if bad_name(name):
              return "KeyError"
 +        for registry in (state, buffers, modules):  # the Parameter branch clears the name everywhere else first
 +            registry.pop(name, None)
-""")
+""",
+)
 
-SOLUTION.student("predict_clears_for_real", {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
-                 (0, 3.56, 0, 0), breaks={"test_predict_setattr_hidden": 7})
+SOLUTION.student(
+    "predict_clears_for_real",
+    {"predict_setattr": PREDICT_CLEARS_FOR_REAL},
+    (0, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 7},
+)
 
 # A correct part 1, organised around "which registry holds the name now".
 PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
@@ -358,43 +433,62 @@ FIND_CORRECT_OWN_WALK = '''def find_unregistered_tensors(module):
     return names
 '''
 
-SOLUTION.student("predict_ignores_none",
-                 {"predict_setattr": PREDICT_IGNORES_NONE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
-                 (2, 2.67, 2, 4))
-SOLUTION.student("predict_setattr_on_deepcopy",
-                 {"predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
-                 (0, 0, 2, 4))
-SOLUTION.control("alternative_correct", {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND,
-                                         "find_unregistered_tensors": FIND_CORRECT_OWN_WALK})
+SOLUTION.student(
+    "predict_ignores_none",
+    {"predict_setattr": PREDICT_IGNORES_NONE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+    (2, 2.67, 2, 4),
+)
+SOLUTION.student(
+    "predict_setattr_on_deepcopy",
+    {"predict_setattr": PREDICT_SETATTR_ON_DEEPCOPY, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+    (0, 0, 2, 4),
+)
+SOLUTION.control(
+    "alternative_correct",
+    {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+)
 
 # The solution without its branch for a module met outside _modules (visit does nothing with one either way):
 # right in every respect, the text the find_unregistered_tensors mistakes below change, not a student's.
-_FIND_RIGHT = SOLUTION.edited("find_unregistered_tensors", """
+_FIND_RIGHT = SOLUTION.edited(
+    "find_unregistered_tensors",
+    """
 -        elif isinstance(item, nn.Module):
 -            return  # a module held outside _modules is not walked
-""")
+""",
+)
 
 # Walks the right entries but reads each value back through getattr(submodule, name): same values on ordinary
 # modules (so the visible cell passes), but it runs the module's attribute machinery, which the hidden
 # Watched modules record.
-FIND_WITH_GETATTR = SOLUTION.edited_answer(_FIND_RIGHT, """
+FIND_WITH_GETATTR = SOLUTION.edited_answer(
+    _FIND_RIGHT,
+    """
 -        for name, item in vars(submodule).items():  # vars(): no getattr, no property, no __getattr__
 +        for name in vars(submodule):
 @@
 -                visit(item, f"{prefix}.{name}" if prefix else name)
 +                visit(getattr(submodule, name), f"{prefix}.{name}" if prefix else name)
-""")
+""",
+)
 
-SOLUTION.student("predict_forgets_buffer_name",
-                 {"predict_setattr": PREDICT_FORGETS_BUFFER_NAME, "find_unregistered_tensors": FIND_WITH_GETATTR},
-                 (0, 3.56, 2, 3.43))
-SOLUTION.student("find_with_getattr",
-                 {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND, "find_unregistered_tensors": FIND_WITH_GETATTR},
-                 (2, 4, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 7})
+SOLUTION.student(
+    "predict_forgets_buffer_name",
+    {"predict_setattr": PREDICT_FORGETS_BUFFER_NAME, "find_unregistered_tensors": FIND_WITH_GETATTR},
+    (0, 3.56, 2, 3.43),
+)
+SOLUTION.student(
+    "find_with_getattr",
+    {"predict_setattr": PREDICT_CORRECT_BY_CURRENT_KIND, "find_unregistered_tensors": FIND_WITH_GETATTR},
+    (2, 4, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 7},
+)
 
 # Decides "registered" by what state_dict() saves: every buffer is collected, and the non-persistent ones
 # (never saved) come out as unregistered although they are in _buffers.
-FIND_NON_PERSISTENT_AS_UNREGISTERED = SOLUTION.edited_answer(_FIND_RIGHT, '''
+FIND_NON_PERSISTENT_AS_UNREGISTERED = SOLUTION.edited_answer(
+    _FIND_RIGHT,
+    '''
      """Sorted qualified names of the tensors that the module tree holds outside its registries."""
 +    saved = set(module.state_dict())
 @@
@@ -408,24 +502,33 @@ FIND_NON_PERSISTENT_AS_UNREGISTERED = SOLUTION.edited_answer(_FIND_RIGHT, '''
 -    return sorted(found)
 +                visit(item, qualified(name))
 +    return sorted(name for name in found if name not in saved)
-''')
+''',
+)
 
-SOLUTION.student("find_non_persistent_as_unregistered",
-                 {"find_unregistered_tensors": FIND_NON_PERSISTENT_AS_UNREGISTERED},
-                 (0, 0, 0, 3.43))
+SOLUTION.student(
+    "find_non_persistent_as_unregistered",
+    {"find_unregistered_tensors": FIND_NON_PERSISTENT_AS_UNREGISTERED},
+    (0, 0, 0, 3.43),
+)
 
 # named_modules(remove_duplicate=False): a shared submodule is reported once per name it is registered under.
-FIND_SHARED_UNDER_EVERY_NAME = SOLUTION.edited_answer(_FIND_RIGHT, """
+FIND_SHARED_UNDER_EVERY_NAME = SOLUTION.edited_answer(
+    _FIND_RIGHT,
+    """
 -    for prefix, submodule in module.named_modules():
 +    for prefix, submodule in module.named_modules(remove_duplicate=False):
-""")
+""",
+)
 
-SOLUTION.student("find_shared_under_every_name", {"find_unregistered_tensors": FIND_SHARED_UNDER_EVERY_NAME},
-                 (0, 0, 2, 3.43))
+SOLUTION.student(
+    "find_shared_under_every_name", {"find_unregistered_tensors": FIND_SHARED_UNDER_EVERY_NAME}, (0, 0, 2, 3.43)
+)
 
 # Walks the tree level by level: each module is visited once, but a shared submodule gets the first name a
 # breadth-first walk reaches, not the first name named_modules() (depth-first) gives it.
-FIND_BREADTH_FIRST = SOLUTION.edited_answer(_FIND_RIGHT, """
+FIND_BREADTH_FIRST = SOLUTION.edited_answer(
+    _FIND_RIGHT,
+    """
 -    found = []
 +    found, seen = [], set()
 @@
@@ -443,34 +546,52 @@ FIND_BREADTH_FIRST = SOLUTION.edited_answer(_FIND_RIGHT, """
 +        for name, child in vars(current)["_modules"].items():
 +            if child is not None:
 +                queue.append((f"{prefix}.{name}" if prefix else name, child))
-""")
+""",
+)
 
-SOLUTION.student("find_breadth_first", {"find_unregistered_tensors": FIND_BREADTH_FIRST},
-                 (0, 0, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 2})
+SOLUTION.student(
+    "find_breadth_first",
+    {"find_unregistered_tensors": FIND_BREADTH_FIRST},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 2},
+)
 
 # Also walks the plain attributes of modules found inside lists and dicts, which the contract excludes.
-FIND_WALKS_MODULES_IN_LISTS = SOLUTION.edited("find_unregistered_tensors", """
+FIND_WALKS_MODULES_IN_LISTS = SOLUTION.edited(
+    "find_unregistered_tensors",
+    """
 -            return  # a module held outside _modules is not walked
 +            for name, inner in vars(item).items():
 +                if name not in slots:
 +                    visit(inner, f"{where}.{name}")
-""")
+""",
+)
 
-SOLUTION.student("find_walks_modules_in_lists", {"find_unregistered_tensors": FIND_WALKS_MODULES_IN_LISTS},
-                 (0, 0, 0, 3.43))
+SOLUTION.student(
+    "find_walks_modules_in_lists", {"find_unregistered_tensors": FIND_WALKS_MODULES_IN_LISTS}, (0, 0, 0, 3.43)
+)
 
 # Writes every dict key between quotes by hand instead of using repr: 7 becomes '7'.
-FIND_QUOTES_KEYS_BY_HAND = SOLUTION.edited_answer(_FIND_RIGHT, """
+FIND_QUOTES_KEYS_BY_HAND = SOLUTION.edited_answer(
+    _FIND_RIGHT,
+    """
 -                visit(inner, f"{where}[{key!r}]")
 +                visit(inner, f"{where}['{key}']")
-""")
+""",
+)
 
-SOLUTION.student("find_quotes_keys_by_hand", {"find_unregistered_tensors": FIND_QUOTES_KEYS_BY_HAND},
-                 (0, 0, 0, 3.43), breaks={"test_find_unregistered_tensors_hidden": 5})
+SOLUTION.student(
+    "find_quotes_keys_by_hand",
+    {"find_unregistered_tensors": FIND_QUOTES_KEYS_BY_HAND},
+    (0, 0, 0, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 5},
+)
 
 # Compares exact types: misses OrderedDicts and named tuples, which the contract includes. The visible cell
 # holds only plain dicts, lists and tuples.
-FIND_EXACT_TYPES = SOLUTION.edited_answer(_FIND_RIGHT, """
+FIND_EXACT_TYPES = SOLUTION.edited_answer(
+    _FIND_RIGHT,
+    """
 -        if isinstance(item, torch.Tensor):  # Parameters and nn.Buffer-tagged tensors included
 +        if type(item) in (torch.Tensor, nn.Parameter):
 @@
@@ -479,82 +600,123 @@ FIND_EXACT_TYPES = SOLUTION.edited_answer(_FIND_RIGHT, """
 @@
 -        elif isinstance(item, (list, tuple)):
 +        elif type(item) in (list, tuple):
-""")
+""",
+)
 
-SOLUTION.student("find_exact_types", {"find_unregistered_tensors": FIND_EXACT_TYPES},
-                 (0, 0, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 4})
+SOLUTION.student(
+    "find_exact_types",
+    {"find_unregistered_tensors": FIND_EXACT_TYPES},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 4},
+)
 
 # Leaves out every tensor object that is also registered somewhere (a list holding the module's own weight):
 # the contract counts places, not objects.
-FIND_SKIPS_REGISTERED_OBJECTS = SOLUTION.edited_answer(_FIND_RIGHT, """
+FIND_SKIPS_REGISTERED_OBJECTS = SOLUTION.edited_answer(
+    _FIND_RIGHT,
+    """
      slots = set(vars(nn.Module()))  # the 17 names nn.Module.__init__ writes: registries, hook tables, flags
 +    registered = {id(tensor) for tensor in module.parameters()} | {id(tensor) for tensor in module.buffers()}
 @@
 -            found.append(where)
 +            if id(item) not in registered:
 +                found.append(where)
-""")
+""",
+)
 
-SOLUTION.student("find_skips_registered_objects", {"find_unregistered_tensors": FIND_SKIPS_REGISTERED_OBJECTS},
-                 (0, 0, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 6})
+SOLUTION.student(
+    "find_skips_registered_objects",
+    {"find_unregistered_tensors": FIND_SKIPS_REGISTERED_OBJECTS},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 6},
+)
 
 # Finds the right places but returns them in the order it met them, not sorted with sorted().
-FIND_UNSORTED = SOLUTION.edited("find_unregistered_tensors", """
+FIND_UNSORTED = SOLUTION.edited(
+    "find_unregistered_tensors",
+    """
 -    return sorted(found)
 +    return found
-""")
+""",
+)
 
-SOLUTION.student("find_unsorted", {"find_unregistered_tensors": FIND_UNSORTED},
-                 (0, 0, 0, 3.43), breaks={"test_find_unregistered_tensors_hidden": 1})
+SOLUTION.student(
+    "find_unsorted",
+    {"find_unregistered_tensors": FIND_UNSORTED},
+    (0, 0, 0, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 1},
+)
 
 # Takes every name that starts with an underscore for a slot: a plain attribute such as `_buffers_old`
 # or `_cache` is never looked into.
-FIND_SKIPS_PRIVATE_NAMES = SOLUTION.edited("find_unregistered_tensors", """
+FIND_SKIPS_PRIVATE_NAMES = SOLUTION.edited(
+    "find_unregistered_tensors",
+    """
 -            if name not in slots:
 +            if not name.startswith("_"):  # the slots are the private names
-""")
+""",
+)
 
-SOLUTION.student("find_skips_private_names", {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
-                 (0, 0, 2, 3.43), breaks={"test_find_unregistered_tensors_hidden": 3})
+SOLUTION.student(
+    "find_skips_private_names",
+    {"find_unregistered_tensors": FIND_SKIPS_PRIVATE_NAMES},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 3},
+)
 
 # The shortcut of the review (issue 25): nn.Module's own __setattr__ tried on a stand-in object, the function
 # captured when the cell runs (a default value), so that a watch of nn.Module's methods during the call never
 # sees it. Rule 8 sees the code that runs, rule 9 the reference it holds.
-PREDICT_CAPTURED_SETATTR_ON_TWIN = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, """
+PREDICT_CAPTURED_SETATTR_ON_TWIN = SOLUTION.edited_answer(
+    PREDICT_SETATTR_ON_BARE_TWIN,
+    """
 -def predict_setattr(module, name, value):
 +def predict_setattr(module, name, value, _assign=nn.Module.__setattr__):
 @@
 -        nn.Module.__setattr__(twin, name, value)
 +        _assign(twin, name, value)
-""")
+""",
+)
 
-SOLUTION.student("predict_captured_setattr_on_twin", {"predict_setattr": PREDICT_CAPTURED_SETATTR_ON_TWIN},
-                 (0, 0, 0, 0))
+SOLUTION.student(
+    "predict_captured_setattr_on_twin", {"predict_setattr": PREDICT_CAPTURED_SETATTR_ON_TWIN}, (0, 0, 0, 0)
+)
 
 # Right in every case, but it reads the module's state through nn.Module.__getstate__, captured as a global: a
 # function of nn.Module held by reference, which rule 9 forbids (nothing is assigned, so rule 8 holds).
 PREDICT_STATE_BY_GETSTATE = (
     "_module_state = nn.Module.__getstate__  # a copy of vars(module), Demo's own __getstate__ bypassed\n\n\n"
-    + SOLUTION.edited_answer(PREDICT_CORRECT_BY_CURRENT_KIND, """
+    + SOLUTION.edited_answer(
+        PREDICT_CORRECT_BY_CURRENT_KIND,
+        """
 -    state = vars(module)
 +    state = _module_state(module)
-""")
+""",
+    )
 )
 
-SOLUTION.student("predict_state_by_getstate",
-                 {"predict_setattr": PREDICT_STATE_BY_GETSTATE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
-                 (0, 0, 2, 4), breaks={"test_predict_setattr_hidden": 9})
+SOLUTION.student(
+    "predict_state_by_getstate",
+    {"predict_setattr": PREDICT_STATE_BY_GETSTATE, "find_unregistered_tensors": FIND_CORRECT_OWN_WALK},
+    (0, 0, 2, 4),
+    breaks={"test_predict_setattr_hidden": 9},
+)
 
 # The trial done out of the watch's sight (issue 25's reviews): in a child process while a profiler watches, which
 # sends its outcome back; in a thread that _thread starts; on a bare twin with the profiler switched off;
 # on a twin whose class assigns with nn.Module's methods compiled again from torch's source. Rule 8 sees each: the
 # process or thread started, the profiler switched, the code made at run time (the grading sandbox's guard).
-PREDICT_IN_FORK_WHEN_WATCHED = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, '''
+PREDICT_IN_FORK_WHEN_WATCHED = (
+    SOLUTION.edited_answer(
+        PREDICT_SETATTR_ON_BARE_TWIN,
+        '''
 -def predict_setattr(module, name, value):
 -    """Say what setattr(module, name, value) would do, without doing it."""
 +def trial(module, name, value):
 +    """The assignment tried on a bare twin of the module."""
-''') + '''
+''',
+    )
+    + '''
 
 def predict_setattr(module, name, value):
     """Say what setattr(module, name, value) would do, without doing it."""
@@ -575,8 +737,11 @@ def predict_setattr(module, name, value):
     os.wait()
     return said
 '''
+)
 
-PREDICT_TWIN_IN_RAW_THREAD = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, """
+PREDICT_TWIN_IN_RAW_THREAD = SOLUTION.edited_answer(
+    PREDICT_SETATTR_ON_BARE_TWIN,
+    """
 +def in_raw_thread(function, *args):
 +    \"\"\"function(*args) in a thread that _thread starts; what it raises is raised here.\"\"\"
 +    import _thread
@@ -602,9 +767,12 @@ PREDICT_TWIN_IN_RAW_THREAD = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN
 @@
 -        nn.Module.__setattr__(twin, name, value)
 +        in_raw_thread(nn.Module.__setattr__, twin, name, value)
-""")
+""",
+)
 
-PREDICT_TWIN_PROFILER_OFF = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, """
+PREDICT_TWIN_PROFILER_OFF = SOLUTION.edited_answer(
+    PREDICT_SETATTR_ON_BARE_TWIN,
+    """
 +import sys
 +
 +
@@ -617,9 +785,12 @@ PREDICT_TWIN_PROFILER_OFF = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN,
 +            nn.Module.__setattr__(twin, name, value)
 +        finally:
 +            sys.setprofile(profile)
-""")
+""",
+)
 
-PREDICT_ON_TWIN_FROM_SOURCE = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWIN, '''
+PREDICT_ON_TWIN_FROM_SOURCE = SOLUTION.edited_answer(
+    PREDICT_SETATTR_ON_BARE_TWIN,
+    '''
 +import ast
 +import inspect
 +import textwrap
@@ -648,7 +819,8 @@ PREDICT_ON_TWIN_FROM_SOURCE = SOLUTION.edited_answer(PREDICT_SETATTR_ON_BARE_TWI
 @@
 -        nn.Module.__setattr__(twin, name, value)
 +        setattr(twin, name, value)
-''')
+''',
+)
 
 for _student, _answer in (
     ("predict_in_fork_when_watched", PREDICT_IN_FORK_WHEN_WATCHED),

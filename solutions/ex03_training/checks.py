@@ -10,7 +10,24 @@ import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
 
-from grader.observing import fixed, kind_of, labelled, numbers, plain, seed_torch, seeded
+from grader.observing import (
+    GRAPH_SPACE,
+    SHOWCASE,
+    built,
+    drawn,
+    every,
+    fixed,
+    graph_cases,
+    graph_dimensions,
+    holder,
+    kind_of,
+    labelled,
+    numbers,
+    plain,
+    seed_torch,
+    seeded,
+    spanned,
+)
 
 
 def boolean(value: object) -> object:
@@ -370,6 +387,55 @@ def modes_fixed(module_modes: object) -> list:
     ]
 
 
+# Part 1's input space: every module graph of up to 4 modules and 4 child slots (None, shared modules), its modes
+# mixed; then every flag the contract names, on observing.SHOWCASE, at each place: the root, a child, a module shared
+# by two parents, the last module of named_modules(), and two modules at once (the first named is not the first made).
+MODES_FLAGS = {
+    "bools only": lambda: True,
+    "1": lambda: 1,
+    "0": lambda: 0,
+    "1.0": lambda: 1.0,
+    "'yes'": lambda: "yes",
+    "''": lambda: "",
+    "'False'": lambda: "False",
+    "None": lambda: None,
+    "a one-element tensor": lambda: torch.tensor(True),
+    "a many-element tensor": lambda: torch.tensor([True, False]),
+    "a Parameter": lambda: nn.Parameter(torch.ones(())),
+}
+MODES_PLACES = {
+    "nowhere": (),
+    "the root": (0,),
+    "a child": (1,),
+    "a shared module": (3,),
+    "the last module": (2,),
+    "two modules": (2, 3),
+}
+MODES_SPACE = {**GRAPH_SPACE, "flag": list(MODES_FLAGS), "flag at": list(MODES_PLACES)}
+
+
+def modes_space() -> list:
+    """Part 1's generated cases, smallest first: (point, drawing, (graph, flag, place))."""
+    shapes = [
+        ({**point, "flag": "bools only", "flag at": "nowhere"}, text, (graph, "bools only", "nowhere"))
+        for point, text, (graph,) in graph_cases(4, 4)
+    ]
+    flags = every({"flag": list(MODES_FLAGS)[1:], "flag at": list(MODES_PLACES)[1:]})
+    showcase = graph_dimensions(SHOWCASE)
+    return shapes + [
+        ({**showcase, **point}, drawn(SHOWCASE), (SHOWCASE, point["flag"], point["flag at"])) for point in flags
+    ]
+
+
+def modes_model(graph: tuple, flag: str, place: str) -> nn.Module:
+    """A generated case's model: plain modules in the graph's shape, modes alternating by node (so a shared module's
+    parents differ), the flag `flag` (a new object each) on the modules at `place`."""
+    modules = built(graph, lambda node, children: holder(children).train(node % 2 == 0))
+    for node in MODES_PLACES[place]:
+        modules[node].training = MODES_FLAGS[flag]()
+    return modules[0]
+
+
 def observe_modes_hidden(ns: dict) -> dict:
     module_modes = ns.get("module_modes")
 
@@ -378,7 +444,10 @@ def observe_modes_hidden(ns: dict) -> dict:
     with torch.random.fork_rng(devices=[]):
         seed_torch(MODES_SEED)
         fixed_cases = modes_fixed(module_modes)
-    return labelled(*fixed_cases, *seeded(cases, lambda _, model, pool: modes_seen(module_modes, model, pool)))
+    generated = spanned(modes_space(), lambda *arguments: modes_seen(module_modes, modes_model(*arguments), []))
+    return labelled(
+        *fixed_cases, *generated, *seeded(cases, lambda _, model, pool: modes_seen(module_modes, model, pool))
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -616,7 +685,10 @@ def kept_state(modules: dict) -> Callable[[], dict]:
             name,
             module,
             snapshot(module),
-            [(name, p, p.detach().clone(), p.requires_grad) for name, p in vars(module)["_parameters"].items()],
+            [
+                (name, p, None if p is None else p.detach().clone(), p is not None and p.requires_grad)
+                for name, p in vars(module)["_parameters"].items()
+            ],
             [(name, None if b is None else b.clone()) for name, b in vars(module)["_buffers"].items()],
         )
         for name, module in modules.items()
@@ -916,11 +988,12 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
 
 
 def inside_norm_layers(model: nn.Module) -> set[int]:
-    """The ids of the modules registered inside a stat-keeping norm layer (rule 3's), the layers themselves not."""
+    """The ids of the modules registered inside a stat-keeping norm layer that rule 3 alone decides: not the layers
+    themselves, nor a stat-keeping layer inside one (rule 2 decides it, wherever it sits)."""
     found: set[int] = set()
     for module in model.modules():
         if stat_keeping(module):
-            found |= {id(inner) for child in module.children() for inner in child.modules()}
+            found |= {id(inner) for child in module.children() for inner in child.modules() if not stat_keeping(inner)}
     return found
 
 
@@ -945,6 +1018,7 @@ def frozen_seen(call: object, model: nn.Module, pool: list, x: torch.Tensor, wei
     }
     returned = call(model)
     flags = flags_of(modules)
+    parameter = point["flag before"] == "a Parameter"  # rule 7's TypeError, but not on a module left alone (rule 4)
     seen = {
         "rule 1: the model itself comes back": returned is model,
         "rule 2: each module's flag": {name: flag for name, flag in flags.items() if id(modules[name]) not in inside},
@@ -980,6 +1054,89 @@ def frozen_seen(call: object, model: nn.Module, pool: list, x: torch.Tensor, wei
     return seen
 
 
+def look_alike() -> nn.Module:
+    """A plain module with a running_mean buffer and track_running_stats: not a _NormBase, so not frozen."""
+    module = nn.Module()
+    module.register_buffer("running_mean", torch.zeros(2))
+    module.track_running_stats = True
+    return module
+
+
+# Part 2's input space: the kind of layer (stat-keeping norm layers of several families, the same families without
+# statistics, norm layers that never keep any, a look-alike, a Dropout), the flag it holds before (each kind of value
+# rule 2 names, a Parameter for rule 7), and where it sits (the root, a child, under two parents, inside a norm
+# layer of its own, or unregistered in a plain list); every pair of unusual values, everything else in eval mode.
+FROZEN_LAYERS = {
+    "Dropout": lambda: nn.Dropout(0.5),
+    "BatchNorm1d": lambda: nn.BatchNorm1d(2),
+    "BatchNorm1d without statistics": lambda: nn.BatchNorm1d(2, track_running_stats=False),
+    "InstanceNorm1d with statistics": lambda: nn.InstanceNorm1d(2, track_running_stats=True),
+    "InstanceNorm1d": lambda: nn.InstanceNorm1d(2),
+    "BatchNorm2d": lambda: nn.BatchNorm2d(2),
+    "a BatchNorm1d subclass": lambda: ScaledBatchNorm(2, True),
+    "LayerNorm": lambda: nn.LayerNorm(2),
+    "a look-alike": look_alike,
+}
+FROZEN_FLAGS = {
+    "True": lambda: True,
+    "False": lambda: False,
+    "1": lambda: 1,
+    "'yes'": lambda: "yes",
+    "None": lambda: None,
+    "a tensor": lambda: torch.tensor(False),
+    "a Parameter": lambda: nn.Parameter(torch.ones(())),
+}
+FROZEN_PLACES = {
+    "the root": lambda layer: layer,
+    "a child": lambda layer: nn.Sequential(nn.Linear(2, 2), layer),
+    "a shared module": lambda layer: Fork(nn.Sequential(layer), nn.Sequential(nn.Dropout(0.5), layer)),
+    "inside a norm layer": lambda layer: nn.Sequential(NormWithChildren(2, True, layer, nn.Linear(2, 2))),
+    "in a plain list": lambda layer: Holder([nn.Linear(2, 2)], {"norm": nn.BatchNorm1d(2)}),
+}
+FROZEN_SPACE = {"layer": list(FROZEN_LAYERS), "flag before": list(FROZEN_FLAGS), "layer at": list(FROZEN_PLACES)}
+
+
+def frozen_space() -> list:
+    """Part 2's generated cases, smallest first: (point, '', (point,))."""
+    return [(point, "", (point,)) for point in every(FROZEN_SPACE, most=2)]
+
+
+def frozen_space_case(train_with_frozen_norm_stats: object, point: dict) -> dict:
+    """A generated case, each part named by the rule that asks for it: what the call returned or raised (rule 1;
+    rule 4's where a Parameter flag is on a layer kept in a plain list), the flags of the registered modules (rule 2,
+    rule 3's inside a norm layer), the flag of a layer kept in a plain list (rule 4) and what rule 5 keeps of every
+    module; all of it rule 7's where a registered module's flag is a Parameter."""
+    layer = FROZEN_LAYERS[point["layer"]]()
+    model = FROZEN_PLACES[point["layer at"]](layer).eval()
+    unregistered = point["layer at"] == "in a plain list"
+    if unregistered:
+        model.helpers = [layer.eval()]
+    layer.training = FROZEN_FLAGS[point["flag before"]]()
+    modules = registered(model)
+    inside = inside_norm_layers(model)
+    after = kept_state({**modules, "the layer in a plain list": layer} if unregistered else modules)
+    try:
+        outcome = {"returns": {"rule 1: the model itself": train_with_frozen_norm_stats(model) is model}}
+    except Exception as error:  # noqa: BLE001
+        outcome = {"raises": kind_of(error)}
+    flags = flags_of(modules)
+    parameter = point["flag before"] == "a Parameter"  # rule 7's TypeError, but not on a module left alone (rule 4)
+    seen = {
+        f"rule {4 if unregistered and parameter else 1}: what the call does": outcome,
+        "rule 2: each module's flag": {name: flag for name, flag in flags.items() if id(modules[name]) not in inside},
+        "rule 3: the flags of the modules inside a stat-keeping norm layer": {
+            name: flag for name, flag in flags.items() if id(modules[name]) in inside
+        },
+        "rule 4: the flag of the layer kept in a plain list": boolean(vars(layer).get("training"))
+        if unregistered
+        else None,
+        "rule 5: every module's other attributes, parameters and buffers": after(),
+    }
+    if parameter and not unregistered:
+        return {f"rule 7: {label[len('rule k: ') :]}": value for label, value in seen.items()}
+    return seen
+
+
 def observe_frozen_hidden(ns: dict) -> dict:
     train_with_frozen_norm_stats = ns.get("train_with_frozen_norm_stats")
 
@@ -1000,10 +1157,16 @@ def observe_frozen_hidden(ns: dict) -> dict:
             with torch.random.fork_rng(devices=[]):
                 seed_torch(FROZEN_SEED + 1)
                 fixed_cases = frozen_fixed(train_with_frozen_norm_stats)
-            return labelled(*fixed_cases, *seeded(cases, case))
+                generated = spanned(
+                    frozen_space(), lambda point: frozen_space_case(train_with_frozen_norm_stats, point)
+                )
+            return labelled(*fixed_cases, *generated, *seeded(cases, case))
     finally:
         torch.set_num_threads(threads)
 
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {"test_module_modes_hidden": MODES_SPACE, "test_frozen_hidden": FROZEN_SPACE}
 
 OBSERVERS = {
     "test_module_modes_hidden": observe_modes_hidden,

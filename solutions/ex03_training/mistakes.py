@@ -3,9 +3,10 @@
 from grader.scripted import Solution
 
 # The students' points are given for the notebook's graded test cells, in this order.
-SOLUTION = Solution(__file__, points_of=(
-    "test_module_modes_visible", "test_module_modes_hidden",
-    "test_frozen_visible", "test_frozen_hidden"))
+SOLUTION = Solution(
+    __file__,
+    points_of=("test_module_modes_visible", "test_module_modes_hidden", "test_frozen_visible", "test_frozen_hidden"),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: module_modes
@@ -41,15 +42,19 @@ SOLUTION.student("modes_children_only", {"module_modes": MODES_CHILDREN_ONLY}, (
 
 # Asks named_modules() for every occurrence: a submodule registered in two places is listed twice
 # (under each of its names), which the visible test with a tied encoder/decoder already catches.
-MODES_SHARED_TWICE = SOLUTION.edited_answer(_MODES_RIGHT, """
+MODES_SHARED_TWICE = SOLUTION.edited_answer(
+    _MODES_RIGHT,
+    """
 -    for name, module in model.named_modules():
 -        if type(module.training) is not bool:
 +    for name, module in model.named_modules(remove_duplicate=False):
 +        if not isinstance(module.training, bool):
-""")
+""",
+)
 
-SOLUTION.student("modes_shared_twice", {"module_modes": MODES_SHARED_TWICE},
-                 (0, 3.33, 0, 0), breaks={"test_module_modes_hidden": 3})
+SOLUTION.student(
+    "modes_shared_twice", {"module_modes": MODES_SHARED_TWICE}, (0, 3.33, 0, 0), breaks={"test_module_modes_hidden": 3}
+)
 
 # Calls model.train() "to make sure the flags are clean" before reading them: every flag is now True.
 MODES_CALLS_TRAIN_FIRST = '''def module_modes(model):
@@ -62,28 +67,41 @@ MODES_CALLS_TRAIN_FIRST = '''def module_modes(model):
 '''
 
 # Right names and order, but hands back whatever the flag holds: 'yes', 1 or None instead of a TypeError.
-MODES_NO_TYPE_CHECK = SOLUTION.edited_answer(MODES_CALLS_TRAIN_FIRST, """
+MODES_NO_TYPE_CHECK = SOLUTION.edited_answer(
+    MODES_CALLS_TRAIN_FIRST,
+    """
 -    model.train()
-""")
+""",
+)
 
 SOLUTION.student("modes_no_type_check", {"module_modes": MODES_NO_TYPE_CHECK}, (2, 2.67, 0, 0))
 
 # Converts every flag with bool(): 'False' becomes True, and nothing is ever reported.
-MODES_BOOL_COERCION = SOLUTION.edited_answer(MODES_NO_TYPE_CHECK, """
+MODES_BOOL_COERCION = SOLUTION.edited_answer(
+    MODES_NO_TYPE_CHECK,
+    """
 -    return {name: module.training for name, module in model.named_modules()}
 +    return {name: bool(module.training) for name, module in model.named_modules()}
-""")
+""",
+)
 
 SOLUTION.student("modes_bool_coercion", {"module_modes": MODES_BOOL_COERCION}, (2, 2.67, 0, 0))
 
 # Checks the types, but reports the module's class instead of its qualified name.
-MODES_ERROR_WITHOUT_NAME = SOLUTION.edited_answer(_MODES_RIGHT, """
+MODES_ERROR_WITHOUT_NAME = SOLUTION.edited_answer(
+    _MODES_RIGHT,
+    """
 -            raise TypeError(f"the training flag of {name!r} is not a bool")
 +            raise TypeError(f"a {type(module).__name__} has a training flag that is not a bool")
-""")
+""",
+)
 
-SOLUTION.student("modes_error_without_name", {"module_modes": MODES_ERROR_WITHOUT_NAME},
-                 (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 5})
+SOLUTION.student(
+    "modes_error_without_name",
+    {"module_modes": MODES_ERROR_WITHOUT_NAME},
+    (2, 3.33, 0, 0),
+    breaks={"test_module_modes_hidden": 5},
+)
 
 # A correct part 1 without named_modules(): its own pre-order walk over _modules, with a set of visited ids.
 MODES_CORRECT_OWN_WALK = '''def module_modes(model):
@@ -110,50 +128,89 @@ MODES_CORRECT_OWN_WALK = '''def module_modes(model):
 '''
 
 # Returns an OrderedDict "to be sure the order is kept": the right entries, but not a plain dict.
-MODES_ORDERED_DICT = SOLUTION.edited_answer(_MODES_RIGHT, """
+MODES_ORDERED_DICT = SOLUTION.edited_answer(
+    _MODES_RIGHT,
+    """
 -    modes = {}
 +    from collections import OrderedDict
 +
 +    modes = OrderedDict()
-""")
+""",
+)
 
-SOLUTION.student("modes_ordered_dict", {"module_modes": MODES_ORDERED_DICT},
-                 (0, 0, 0, 0), breaks={"test_module_modes_hidden": 1})
+SOLUTION.student(
+    "modes_ordered_dict", {"module_modes": MODES_ORDERED_DICT}, (0, 0, 0, 0), breaks={"test_module_modes_hidden": 1}
+)
 
 # Checks every flag in named_modules() order, then returns the entries sorted by name "for readability":
 # 'dec' before 'enc', '10' before '2'.
-MODES_SORTED_NAMES = SOLUTION.edited_answer(_MODES_RIGHT, """
+MODES_SORTED_NAMES = SOLUTION.edited_answer(
+    _MODES_RIGHT,
+    """
 -    return modes
 +    return dict(sorted(modes.items()))
-""")
+""",
+)
 
-SOLUTION.student("modes_sorted_names", {"module_modes": MODES_SORTED_NAMES},
-                 (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 2})
+SOLUTION.student(
+    "modes_sorted_names", {"module_modes": MODES_SORTED_NAMES}, (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 2}
+)
 
 # Tests `flag not in (True, False)`: 1, 0, 1.0, a tensor and a Parameter compare equal to a bool and pass;
 # only 'yes', 'False', '' and None are reported.
-MODES_IN_TRUE_FALSE = SOLUTION.edited_answer(_MODES_RIGHT, """
+MODES_IN_TRUE_FALSE = SOLUTION.edited_answer(
+    _MODES_RIGHT,
+    """
 -        if type(module.training) is not bool:
 -            raise TypeError(f"the training flag of {name!r} is not a bool")
 +        if module.training not in (True, False):
 +            raise TypeError(f"the training flag of {name!r} is {module.training!r}, not a bool")
-""")
+""",
+)
 
-SOLUTION.student("modes_in_true_false", {"module_modes": MODES_IN_TRUE_FALSE},
-                 (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 4})
+SOLUTION.student(
+    "modes_in_true_false",
+    {"module_modes": MODES_IN_TRUE_FALSE},
+    (2, 3.33, 0, 0),
+    breaks={"test_module_modes_hidden": 4},
+)
 
 # Reports a bad flag with the right TypeError, but first "repairs" it to False so the model stays usable:
 # the model is changed (and a Parameter flag makes the repair itself raise).
-MODES_REPAIRS_BEFORE_RAISING = SOLUTION.edited("module_modes", """
+MODES_REPAIRS_BEFORE_RAISING = SOLUTION.edited(
+    "module_modes",
+    """
 -        if type(flag) is not bool:  # bool cannot be subclassed: this admits exactly True and False
 -            raise TypeError(f"the training flag of {name!r} is {flag!r} ({type(flag).__name__}), not a bool")
 +        if type(flag) is not bool:
 +            module.training = False
 +            raise TypeError(f"the training flag of {name!r} was {flag!r}, not a bool; it is now False")
-""")
+""",
+)
 
-SOLUTION.student("modes_repairs_before_raising", {"module_modes": MODES_REPAIRS_BEFORE_RAISING},
-                 (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 6})
+SOLUTION.student(
+    "modes_repairs_before_raising",
+    {"module_modes": MODES_REPAIRS_BEFORE_RAISING},
+    (2, 3.33, 0, 0),
+    breaks={"test_module_modes_hidden": 6},
+)
+
+# Tests membership in (True, False) before the type: right for every one-element flag, but a tensor flag of several
+# elements makes `in` raise RuntimeError ("ambiguous") instead of the TypeError of rule 4 (issue 28).
+MODES_MEMBERSHIP_FIRST = SOLUTION.edited_answer(
+    _MODES_RIGHT,
+    """
+-        if type(module.training) is not bool:
++        if module.training not in (True, False) or type(module.training) is not bool:
+""",
+)
+
+SOLUTION.student(
+    "modes_membership_first",
+    {"module_modes": MODES_MEMBERSHIP_FIRST},
+    (2, 3.33, 0, 0),
+    generated_only=("test_module_modes_hidden",),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: train_with_frozen_norm_stats
@@ -170,68 +227,90 @@ FROZEN_ROOT_FLAG_ONLY = '''def train_with_frozen_norm_stats(model):
     return model
 '''
 
-SOLUTION.student("frozen_root_flag_only",
-                 {"module_modes": MODES_CORRECT_OWN_WALK, "train_with_frozen_norm_stats": FROZEN_ROOT_FLAG_ONLY},
-                 (2, 4, 0, 2.29))
+SOLUTION.student(
+    "frozen_root_flag_only",
+    {"module_modes": MODES_CORRECT_OWN_WALK, "train_with_frozen_norm_stats": FROZEN_ROOT_FLAG_ONLY},
+    (2, 4, 0, 2.29),
+)
 
 # Keeps the norm layers training and sets momentum=0: the statistics stay put, but num_batches_tracked
 # still counts every batch, and the layers' momentum is changed for good.
-FROZEN_MOMENTUM_ZERO = SOLUTION.edited_answer(FROZEN_ROOT_FLAG_ONLY, """
+FROZEN_MOMENTUM_ZERO = SOLUTION.edited_answer(
+    FROZEN_ROOT_FLAG_ONLY,
+    """
 -    model.training = True
 +    model.train()
 @@
 -            module.training = False
 +            module.momentum = 0.0
-""")
+""",
+)
 
 SOLUTION.student("frozen_momentum_zero", {"train_with_frozen_norm_stats": FROZEN_MOMENTUM_ZERO}, (0, 0, 0, 1.14))
 
 # Looks at the direct children only: right for a flat Sequential, wrong as soon as a norm layer is nested.
-FROZEN_TOP_LEVEL_ONLY = SOLUTION.edited_answer(FROZEN_MOMENTUM_ZERO, """
+FROZEN_TOP_LEVEL_ONLY = SOLUTION.edited_answer(
+    FROZEN_MOMENTUM_ZERO,
+    """
 -    for module in model.modules():
 -        if isinstance(module, _NormBase) and module.track_running_stats:
 -            module.momentum = 0.0
 +    for child in model.children():
 +        if isinstance(child, _NormBase) and child.track_running_stats:
 +            child.training = False
-""")
+""",
+)
 
 SOLUTION.student("frozen_top_level_only", {"train_with_frozen_norm_stats": FROZEN_TOP_LEVEL_ONLY}, (0, 0, 2, 1.71))
 
 # Freezes the norm layers' parameters instead: the running statistics still move in training mode,
 # and weight and bias stop learning.
-FROZEN_REQUIRES_GRAD = SOLUTION.edited_answer(FROZEN_MOMENTUM_ZERO, """
+FROZEN_REQUIRES_GRAD = SOLUTION.edited_answer(
+    FROZEN_MOMENTUM_ZERO,
+    """
 -        if isinstance(module, _NormBase) and module.track_running_stats:
 -            module.momentum = 0.0
 +        if isinstance(module, _NormBase):
 +            module.requires_grad_(False)
-""")
+""",
+)
 
 SOLUTION.student("frozen_requires_grad", {"train_with_frozen_norm_stats": FROZEN_REQUIRES_GRAD}, (0, 0, 0, 1.14))
 
 # Puts every _NormBase in eval mode, also those built with track_running_stats=False.
-FROZEN_IGNORES_TRACK_RUNNING_STATS = SOLUTION.edited_answer(FROZEN_REQUIRES_GRAD, """
+FROZEN_IGNORES_TRACK_RUNNING_STATS = SOLUTION.edited_answer(
+    FROZEN_REQUIRES_GRAD,
+    """
 -            module.requires_grad_(False)
 +            module.training = False
-""")
+""",
+)
 
-SOLUTION.student("frozen_ignores_track_running_stats",
-                 {"train_with_frozen_norm_stats": FROZEN_IGNORES_TRACK_RUNNING_STATS},
-                 (0, 0, 2, 1.71))
+SOLUTION.student(
+    "frozen_ignores_track_running_stats",
+    {"train_with_frozen_norm_stats": FROZEN_IGNORES_TRACK_RUNNING_STATS},
+    (0, 0, 2, 1.71),
+)
 
 # Tests for the BatchNorm family only: an InstanceNorm with running statistics keeps training.
-FROZEN_BATCHNORM_ONLY = SOLUTION.edited_answer(FROZEN_IGNORES_TRACK_RUNNING_STATS, """
+FROZEN_BATCHNORM_ONLY = SOLUTION.edited_answer(
+    FROZEN_IGNORES_TRACK_RUNNING_STATS,
+    """
 -        if isinstance(module, _NormBase):
 +        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats:
-""")
+""",
+)
 
 SOLUTION.student("frozen_batchnorm_only", {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_ONLY}, (0, 0, 2, 2.29))
 
 # Calls eval() on each norm layer: eval() recurses, so a norm layer's own Dropout stops dropping.
-FROZEN_EVAL_RECURSES = SOLUTION.edited_answer(FROZEN_MOMENTUM_ZERO, """
+FROZEN_EVAL_RECURSES = SOLUTION.edited_answer(
+    FROZEN_MOMENTUM_ZERO,
+    """
 -            module.momentum = 0.0
 +            module.eval()
-""")
+""",
+)
 
 SOLUTION.student("frozen_eval_recurses", {"train_with_frozen_norm_stats": FROZEN_EVAL_RECURSES}, (0, 0, 0, 2.29))
 
@@ -255,10 +334,11 @@ FROZEN_RECURSIVE_TRAIN_WITH_MEMO = '''def train_with_frozen_norm_stats(model):
     return model
 '''
 
-SOLUTION.student("frozen_recursive_train_with_memo",
-                 {"module_modes": MODES_NO_TYPE_CHECK,
-                  "train_with_frozen_norm_stats": FROZEN_RECURSIVE_TRAIN_WITH_MEMO},
-                 (2, 2.67, 2, 2.29))
+SOLUTION.student(
+    "frozen_recursive_train_with_memo",
+    {"module_modes": MODES_NO_TYPE_CHECK, "train_with_frozen_norm_stats": FROZEN_RECURSIVE_TRAIN_WITH_MEMO},
+    (2, 2.67, 2, 2.29),
+)
 
 FROZEN_HEADER = '''def train_with_frozen_norm_stats(model):
     """Put every module of model in training mode, except the stat-keeping norm layers, which go to
@@ -286,11 +366,15 @@ FROZEN_CORRECT_TWO_PASSES = (
 """
 )
 
-SOLUTION.student("modes_calls_train_first",
-                 {"module_modes": MODES_CALLS_TRAIN_FIRST, "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES},
-                 (0, 0.67, 2, 4))
-SOLUTION.control("alternative_correct", {"module_modes": MODES_CORRECT_OWN_WALK,
-                                         "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES})
+SOLUTION.student(
+    "modes_calls_train_first",
+    {"module_modes": MODES_CALLS_TRAIN_FIRST, "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES},
+    (0, 0.67, 2, 4),
+)
+SOLUTION.control(
+    "alternative_correct",
+    {"module_modes": MODES_CORRECT_OWN_WALK, "train_with_frozen_norm_stats": FROZEN_CORRECT_TWO_PASSES},
+)
 
 # Right in every respect: the text the train_with_frozen_norm_stats mistakes below change (each says how), not a
 # student's.
@@ -306,48 +390,76 @@ _FROZEN_RIGHT = '''def train_with_frozen_norm_stats(model):
 '''
 
 # Right flags, but calls model.train() for the first pass: a module's own train() override runs (rule 6).
-FROZEN_TRAIN_THEN_SWITCH = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+FROZEN_TRAIN_THEN_SWITCH = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
              raise TypeError("a training flag is a Parameter: it cannot be set")
 +    model.train()
 @@
 -        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
 +        if isinstance(module, _NormBase) and module.track_running_stats:
 +            module.training = False
-""")
+""",
+)
 
-SOLUTION.student("frozen_train_then_switch", {"train_with_frozen_norm_stats": FROZEN_TRAIN_THEN_SWITCH},
-                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 6})
+SOLUTION.student(
+    "frozen_train_then_switch",
+    {"train_with_frozen_norm_stats": FROZEN_TRAIN_THEN_SWITCH},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 6},
+)
 
 # Sets every flag right, one at a time, and forgets to return the model (rule 1).
-FROZEN_RETURNS_NOTHING = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+FROZEN_RETURNS_NOTHING = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
 -    return model
-""")
+""",
+)
 
-SOLUTION.student("frozen_returns_nothing", {"train_with_frozen_norm_stats": FROZEN_RETURNS_NOTHING},
-                 (0, 0, 0, 0), breaks={"test_frozen_hidden": 1})
+SOLUTION.student(
+    "frozen_returns_nothing",
+    {"train_with_frozen_norm_stats": FROZEN_RETURNS_NOTHING},
+    (0, 0, 0, 0),
+    breaks={"test_frozen_hidden": 1},
+)
 
 # Recognises the BatchNorm family only, flag by flag: an InstanceNorm with running statistics keeps training.
-FROZEN_BATCHNORM_FAMILY_ONLY = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+FROZEN_BATCHNORM_FAMILY_ONLY = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
 -        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
 +        frozen = isinstance(module, nn.modules.batchnorm._BatchNorm) and module.track_running_stats
 +        module.training = not frozen
-""")
+""",
+)
 
-SOLUTION.student("frozen_batchnorm_family_only", {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_FAMILY_ONLY},
-                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 2})
+SOLUTION.student(
+    "frozen_batchnorm_family_only",
+    {"train_with_frozen_norm_stats": FROZEN_BATCHNORM_FAMILY_ONLY},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 2},
+)
 
 # Freezes the whole subtree of each stat-keeping norm layer, flag by flag: the layer's own Dropout stops dropping.
-FROZEN_FREEZES_SUBTREE = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+FROZEN_FREEZES_SUBTREE = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
 -        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
 +        module.training = True
 +    for module in model.modules():
 +        if isinstance(module, _NormBase) and module.track_running_stats:
 +            for inner in module.modules():
 +                inner.training = False
-""")
+""",
+)
 
-SOLUTION.student("frozen_freezes_subtree", {"train_with_frozen_norm_stats": FROZEN_FREEZES_SUBTREE},
-                 (0, 0, 0, 3.43), breaks={"test_frozen_hidden": 3})
+SOLUTION.student(
+    "frozen_freezes_subtree",
+    {"train_with_frozen_norm_stats": FROZEN_FREEZES_SUBTREE},
+    (0, 0, 0, 3.43),
+    breaks={"test_frozen_hidden": 3},
+)
 
 # Its own walk over every attribute, lists, tuples and dicts included "to be thorough": modules that are not
 # registered (kept in a plain list) are switched too.
@@ -376,29 +488,48 @@ FROZEN_WALKS_ATTRIBUTES = (
 """
 )
 
-SOLUTION.student("frozen_walks_attributes", {"train_with_frozen_norm_stats": FROZEN_WALKS_ATTRIBUTES},
-                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 4})
+SOLUTION.student(
+    "frozen_walks_attributes",
+    {"train_with_frozen_norm_stats": FROZEN_WALKS_ATTRIBUTES},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 4},
+)
 
 # Right flags, then "makes sure every parameter learns": a parameter frozen on purpose requires grad again.
-FROZEN_SETS_REQUIRES_GRAD = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+FROZEN_SETS_REQUIRES_GRAD = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
          module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
 +    for parameter in model.parameters():
 +        if not parameter.requires_grad:
 +            parameter.requires_grad_(True)
-""")
+""",
+)
 
-SOLUTION.student("frozen_sets_requires_grad", {"train_with_frozen_norm_stats": FROZEN_SETS_REQUIRES_GRAD},
-                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 5})
+SOLUTION.student(
+    "frozen_sets_requires_grad",
+    {"train_with_frozen_norm_stats": FROZEN_SETS_REQUIRES_GRAD},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 5},
+)
 
 # Sets each flag as it walks, without checking first: a Parameter flag raises TypeError half way, after the
 # modules before it were switched (rule 7).
-FROZEN_SETS_BEFORE_CHECKING = SOLUTION.edited_answer(_FROZEN_RIGHT, """
+FROZEN_SETS_BEFORE_CHECKING = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
 -        if "training" in module._parameters:
 -            raise TypeError("a training flag is a Parameter: it cannot be set")
 -    for module in model.modules():
-""")
+""",
+)
 
-SOLUTION.student("frozen_sets_before_checking", {"train_with_frozen_norm_stats": FROZEN_SETS_BEFORE_CHECKING},
-                 (0, 0, 2, 3.43), breaks={"test_frozen_hidden": 7})
+SOLUTION.student(
+    "frozen_sets_before_checking",
+    {"train_with_frozen_norm_stats": FROZEN_SETS_BEFORE_CHECKING},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 7},
+)
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
+GENERATED_ONLY = SOLUTION.generated_only

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import fixed, kind_of, labelled, numbers, plain, seed_torch, seeded
+from grader.observing import every, fixed, kind_of, labelled, numbers, plain, seed_torch, seeded, spanned
 
 
 def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:
@@ -177,9 +177,11 @@ def checkpoint_snapshot(checkpoint: object) -> tuple:
     )
 
 
-def smallest_first(cases: list, fixed_cases: Callable[[], list], case: Callable[[dict], object]) -> dict:
-    """A hidden test's observation on one thread: the fixed cases of each rule (fixed_cases()), then case(item) for
-    each generated case, smallest first."""
+def smallest_first(
+    cases: list, fixed_cases: Callable[[], list], case: Callable[[dict], object], space: Callable[[], list]
+) -> dict:
+    """A hidden test's observation on one thread: the fixed cases of each rule (fixed_cases()), then the cases of its
+    input space (space(), observing.spanned), then case(item) for each seeded case, smallest first."""
     cases.sort(key=lambda item: item["size"])
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -187,7 +189,8 @@ def smallest_first(cases: list, fixed_cases: Callable[[], list], case: Callable[
         with torch.random.fork_rng(devices=[]):
             seed_torch(0)
             found = fixed_cases()
-        return labelled(*found, *seeded([[item] for item in cases], case))
+            generated = space()
+        return labelled(*found, *generated, *seeded([[item] for item in cases], case))
     finally:
         torch.set_num_threads(threads)
 
@@ -392,13 +395,8 @@ def observe_migrate_hidden(ns: dict) -> dict:
         checkpoint = checkpoint_of(case, releases)
         seen = {}
         for prefix, release in case["versions"].items():
-            given = copied(checkpoint)  # each migration its own: one that changes it changes no other's input
-            before, entries = checkpoint_snapshot(given), dict(given)
             version = None if prefix in case["unversioned"] else release
-            got = migrate_state_dict(given, prefix, version)
-            seen[f"migrating {prefix!r}"] = migration_seen(entries, prefix, version, got) | {
-                "rule 5: the checkpoint is as before": checkpoint_snapshot(given) == before
-            }
+            seen[f"migrating {prefix!r}"] = migrated(migrate_state_dict, checkpoint, prefix, version)
         model = migrate_build(case["spec"], lambda prefix: standardizer)
         fill(model, torch.Generator().manual_seed(case["seed"] + 1))
         result = model.load_state_dict(checkpoint, strict=False)
@@ -414,8 +412,71 @@ def observe_migrate_hidden(ns: dict) -> dict:
         }
         return seen
 
+    def space():
+        generated = [(point, "", (point,)) for point in every(MIGRATE_SPACE, most=2)]
+        return spanned(generated, lambda point: migrated(migrate_state_dict, *migrate_arguments(point, releases)))
+
     rng = random.Random(MIGRATE_SEED)
-    return smallest_first([*(migrate_case(rng) for _ in range(MIGRATE_CASES)), *migrate_hand_made()], fixed_cases, case)
+    cases = [*(migrate_case(rng) for _ in range(MIGRATE_CASES)), *migrate_hand_made()]
+    return smallest_first(cases, fixed_cases, case, space)
+
+
+def migrated(migrate_state_dict: object, checkpoint: dict, prefix: str, version: int | None) -> dict:
+    """One call of migrate_state_dict on a copy of the checkpoint of its own (one that changes it changes no other
+    call's input), each part under the rule that decides it (migration_seen), and whether the copy is as before."""
+    given = copied(checkpoint)
+    before, entries = checkpoint_snapshot(given), dict(given)
+    got = migrate_state_dict(given, prefix, version)
+    return migration_seen(entries, prefix, version, got) | {
+        "rule 5: the checkpoint is as before": checkpoint_snapshot(given) == before
+    }
+
+
+# Part 1's input space: the version given (each, None included) against the release that wrote the Standardizer's
+# keys (so a version that does not explain a key), its prefix (the model itself, one or two levels down), the keys
+# beside it (another Standardizer's, a module nested under its prefix, a Linear), a key dropped or added, and the
+# checkpoint's class; every pair of unusual values.
+MIGRATE_PREFIXES = {"the model itself": "", "one level down": "norm.", "two levels down": "1.norm."}
+MIGRATE_BESIDE = {  # the keys beside the Standardizer's: (a prefix relative to its own or absolute, a release)
+    "nothing": None,
+    "another Standardizer's": ("other.", 1),
+    "a Standardizer under its prefix": ("+inner.", 1),
+    "a Linear": ("lin.", "linear"),
+}
+MIGRATE_SPACE = {
+    "version": ["1", "2", "3", "None"],
+    "written by": ["release 1", "release 2", "release 3"],
+    "prefix": list(MIGRATE_PREFIXES),
+    "beside": list(MIGRATE_BESIDE),
+    "change": ["none", "running_mean dropped", "steps dropped", "an unknown key added"],
+    "checkpoint": ["an OrderedDict with _metadata", "a dict"],
+}
+
+
+def migrate_arguments(point: dict, releases: dict) -> tuple:
+    """A generated case's checkpoint, prefix and version: the state_dict() of the modules the point places."""
+    prefix = MIGRATE_PREFIXES[point["prefix"]]
+    parts = [(prefix, releases[int(point["written by"][-1])](3))]
+    beside = MIGRATE_BESIDE[point["beside"]]
+    if beside is not None:
+        where, release = beside
+        module = nn.Linear(2, 3) if release == "linear" else releases[release](3)
+        parts.append((prefix + where[1:] if where.startswith("+") else where, module))
+    checkpoint = OrderedDict()
+    checkpoint._metadata = OrderedDict()
+    for where, module in parts:
+        state = module.state_dict()
+        checkpoint.update((where + key, value) for key, value in state.items())
+        checkpoint._metadata.update(
+            (where + key if key else where[:-1], entry) for key, entry in state._metadata.items()
+        )
+    change = point["change"]
+    if change != "none" and change != "an unknown key added":
+        checkpoint.pop(prefix + change.split()[0], None)
+    if change == "an unknown key added":
+        checkpoint[prefix + "bogus"] = torch.zeros(2)
+    version = None if point["version"] == "None" else int(point["version"])
+    return (dict(checkpoint) if point["checkpoint"] == "a dict" else checkpoint), prefix, version
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -694,6 +755,15 @@ def structure(got: object) -> object:
         seen.append([fields, keys_ok, shapes_ok])
     return sorted({repr(item): item for item in seen}.values(), key=repr)  # each form once: not how many findings
 
+
+FINDING_FORM = [sorted(repr(key) for key in FIELDS), True, True]  # a finding as the contract shapes it (structure)
+
+
+def other_forms(got: object) -> object:
+    """Rule 8's part of a seeded or generated case: the forms of the findings other than the contract's (none when
+    every finding has it); a finding missing or added is another rule's, and an empty list has no other form."""
+    seen = structure(got)
+    return seen if type(seen) is dict else [form for form in seen if form != FINDING_FORM]
 
 def explain_fixed(explain_incompatibility: object) -> list:
     def leaf(*entries):
@@ -1060,36 +1130,126 @@ def observe_explain_hidden(ns: dict) -> dict:
             checkpoint = wrapped
         if case["plain_dict"]:
             checkpoint = dict(checkpoint)
-        model_before, checkpoint_before = model_snapshot(model), checkpoint_snapshot(checkpoint)
-        originals = {id(module) for module in model.modules()}
-        loaded = []
-
-        def recorder(module, *args):
-            if id(module) in originals:
-                loaded.append(module)
-
-        handles = [module.register_load_state_dict_pre_hook(recorder) for module in model.modules()]
-        try:
-            got = explain_incompatibility(model, checkpoint)
-        finally:
-            for handle in handles:
-                handle.remove()
         prefixed = case["wrapped_model"] or case["wrapped_checkpoint"]
-        findings = {
-            "rule 8: the form of each finding": structure(got),
-            "rule 6: the findings come in the contract's order": in_order(got),
-            **findings_by_rule(got, prefixed),
-        }
-        return {
-            "rule 7: nothing is loaded": not loaded,
-            "rule 7: the model is as before": model_snapshot(model) == model_before,
-            "rule 7: the checkpoint is as before": checkpoint_snapshot(checkpoint) == checkpoint_before,
-            "what it returns": {"a list": findings} if type(got) is list else {"not a list": kind_of(got)},
-        }
+        return explained(explain_incompatibility, model, checkpoint, prefixed)
+
+    def space():
+        generated = [(point, "", (point,)) for point in explain_space()]
+        return spanned(generated, lambda point: explained(explain_incompatibility, *explain_arguments(point)))
 
     rng = random.Random(EXPLAIN_SEED)
-    return smallest_first([*(explain_case(rng) for _ in range(EXPLAIN_CASES)), *explain_hand_made()], fixed_cases, case)
+    cases = [*(explain_case(rng) for _ in range(EXPLAIN_CASES)), *explain_hand_made()]
+    return smallest_first(cases, fixed_cases, case, space)
 
+
+def explained(explain_incompatibility: object, model: nn.Module, checkpoint: object, prefixed: bool) -> dict:
+    """One call of explain_incompatibility, each part under the rule that decides it: whether no module was loaded
+    and the model and the checkpoint are as before (rule 7), the findings' form and order (rules 8 and 6) and the
+    findings by rule (findings_by_rule; `prefixed`: a module prefix is in play)."""
+    model_before, checkpoint_before = model_snapshot(model), checkpoint_snapshot(checkpoint)
+    originals = {id(module) for module in model.modules()}
+    loaded = []
+
+    def recorder(module, *args):
+        if id(module) in originals:
+            loaded.append(module)
+
+    handles = [module.register_load_state_dict_pre_hook(recorder) for module in model.modules()]
+    try:
+        got = explain_incompatibility(model, checkpoint)
+    finally:
+        for handle in handles:
+            handle.remove()
+    findings = {
+        "rule 8: the form of each finding": other_forms(got),
+        "rule 6: the findings come in the contract's order": in_order(got),
+        **findings_by_rule(got, prefixed),
+    }
+    return {
+        "rule 7: nothing is loaded": not loaded,
+        "rule 7: the model is as before": model_snapshot(model) == model_before,
+        "rule 7: the checkpoint is as before": checkpoint_snapshot(checkpoint) == checkpoint_before,
+        "what it returns": {"a list": findings} if type(got) is list else {"not a list": kind_of(got)},
+    }
+
+
+# Part 2's input space: every damage the findings name (a "module." prefix on either side, a shape changed or
+# transposed, a buffer saved while persistent, an entry or a module renamed, a key missing or unexpected, a rename
+# with two candidates), alone and every two together, on a model of three Leaf modules; the single damages
+# also in a plain dict, and on a model with a None non-persistent buffer.
+EXPLAIN_DAMAGES: dict[str, Callable[[dict], None]] = {
+    "none": lambda checkpoint: None,
+    "a shape mismatch": lambda checkpoint: checkpoint.update({"head.bias": torch.zeros(5)}),
+    "a shape transposed": lambda checkpoint: checkpoint.update({"head.weight": torch.zeros(3, 2)}),
+    "a persistence flip": lambda checkpoint: checkpoint.update({"enc.mask": torch.zeros(2)}),
+    "an entry renamed": lambda checkpoint: renamed(checkpoint, {"enc.mean": "enc.running_mean"}),
+    "a module renamed": lambda checkpoint: renamed(
+        checkpoint, {"head.weight": "proj.weight", "head.bias": "proj.bias"}
+    ),
+    "a missing key": lambda checkpoint: checkpoint.pop("enc.bias"),
+    "an unexpected key": lambda checkpoint: checkpoint.update({"enc.extra": torch.zeros(7)}),
+    "a rename with two candidates": lambda checkpoint: renamed(
+        checkpoint, {"norm.scale": "norm.a", "norm.shift": "norm.b"}
+    ),
+    "a module prefix on the checkpoint": lambda checkpoint: None,  # applied last, to every key
+    "a module prefix on the model": lambda checkpoint: None,  # the model is wrapped in nn.DataParallel
+}
+EXPLAIN_SPACE = {
+    "damage": list(EXPLAIN_DAMAGES),
+    "second damage": ["none", *list(EXPLAIN_DAMAGES)[2:]],  # a damage after the first, in this order
+    "checkpoint": ["an OrderedDict", "a dict"],
+    "None buffer": ["no", "a non-persistent one"],
+}
+
+
+def renamed(checkpoint: dict, names: dict) -> None:
+    for old, new in names.items():
+        if old in checkpoint:
+            checkpoint[new] = checkpoint.pop(old)
+
+
+def explain_space() -> list:
+    """Part 2's generated points, smallest first: every damage alone (in both classes of checkpoint, with and without
+    a None buffer) and every two different damages together."""
+    damages = list(EXPLAIN_DAMAGES)
+    points = every(EXPLAIN_SPACE, most=2)
+    return [
+        point
+        for point in points
+        if (
+            point["second damage"] == "none"
+            or point["damage"] != "none"
+            and damages.index(point["second damage"]) > damages.index(point["damage"])
+        )
+        and (
+            point["second damage"] == "none" or point["checkpoint"] == "an OrderedDict" and point["None buffer"] == "no"
+        )
+    ]
+
+
+def explain_arguments(point: dict) -> tuple:
+    """A generated case's model, damaged checkpoint and whether a module prefix is in play."""
+    enc = [("weight", (2, 3), "parameter"), ("bias", (3,), "parameter"), ("mean", (3,), "buffer")]
+    enc.append(("mask", (2,), "non-persistent buffer"))
+    head = [("weight", (2, 3), "parameter"), ("bias", (2,), "parameter")]  # a Linear's entries, made faster
+    norm = [("scale", (4,), "parameter"), ("shift", (4,), "parameter")]
+    spec = ("dict", [("enc", ("leaf", enc)), ("head", ("leaf", head)), ("norm", ("leaf", norm))])
+    inner = explain_build(spec)
+    if point["None buffer"] != "no":
+        inner.enc.register_buffer("gone", None, persistent=False)
+    checkpoint = explain_build(spec).state_dict()
+    damages = (point["damage"], point["second damage"])
+    for damage_name in damages:
+        EXPLAIN_DAMAGES[damage_name](checkpoint)
+    if "a module prefix on the checkpoint" in damages:
+        checkpoint = OrderedDict(("module." + key, value) for key, value in checkpoint.items())
+    model = nn.DataParallel(inner) if "a module prefix on the model" in damages else inner
+    prefixed = {"a module prefix on the checkpoint", "a module prefix on the model"} & set(damages)
+    return model, dict(checkpoint) if point["checkpoint"] == "a dict" else checkpoint, bool(prefixed)
+
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {"test_migrate_hidden": MIGRATE_SPACE, "test_explain_hidden": EXPLAIN_SPACE}
 
 OBSERVERS = {
     "test_migrate_hidden": observe_migrate_hidden,

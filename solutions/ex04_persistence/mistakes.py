@@ -3,9 +3,9 @@
 from grader.scripted import Solution
 
 # The students' points are given for the notebook's graded test cells, in this order.
-SOLUTION = Solution(__file__, points_of=(
-    "test_migrate_visible", "test_migrate_hidden",
-    "test_explain_visible", "test_explain_hidden"))
+SOLUTION = Solution(
+    __file__, points_of=("test_migrate_visible", "test_migrate_hidden", "test_explain_visible", "test_explain_hidden")
+)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -36,8 +36,12 @@ MIGRATE_MUTATES_CALLER = '''def migrate_state_dict(state_dict, prefix, version):
     return dict(state_dict)
 '''
 
-SOLUTION.student("migration_mutates_caller", {"migrate_state_dict": MIGRATE_MUTATES_CALLER},
-                 (0, 3.33, 0, 0), breaks={"test_migrate_hidden": 5})
+SOLUTION.student(
+    "migration_mutates_caller",
+    {"migrate_state_dict": MIGRATE_MUTATES_CALLER},
+    (0, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 5},
+)
 
 # Hard-codes the top-level key names: right for a Standardizer that is the model itself, a no-op for
 # one nested inside a Sequential or a ModuleDict.
@@ -80,8 +84,12 @@ MIGRATE_DROPS_STEPS_ALWAYS = '''def migrate_state_dict(state_dict, prefix, versi
     return migrated
 '''
 
-SOLUTION.student("migration_drops_steps_always", {"migrate_state_dict": MIGRATE_DROPS_STEPS_ALWAYS},
-                 (2, 3.33, 0, 0), breaks={"test_migrate_hidden": 3})
+SOLUTION.student(
+    "migration_drops_steps_always",
+    {"migrate_state_dict": MIGRATE_DROPS_STEPS_ALWAYS},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 3},
+)
 
 # Renames running_mean for version 1 only: a checkpoint that lost its metadata (version None) keeps running_mean.
 MIGRATE_RENAMES_ONLY_VERSION_1 = '''def migrate_state_dict(state_dict, prefix, version):
@@ -94,23 +102,36 @@ MIGRATE_RENAMES_ONLY_VERSION_1 = '''def migrate_state_dict(state_dict, prefix, v
     return migrated
 '''
 
-SOLUTION.student("migration_renames_only_version_1", {"migrate_state_dict": MIGRATE_RENAMES_ONLY_VERSION_1},
-                 (2, 3.33, 0, 0), breaks={"test_migrate_hidden": 1})
+SOLUTION.student(
+    "migration_renames_only_version_1",
+    {"migrate_state_dict": MIGRATE_RENAMES_ONLY_VERSION_1},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 1},
+)
 
 # Treats version 2 as current ("release 2 already has mean"): a version-2 checkpoint keeps its steps.
-MIGRATE_SKIPS_VERSION_2 = SOLUTION.edited_answer(MIGRATE_DROPS_STEPS_ALWAYS, """
+MIGRATE_SKIPS_VERSION_2 = SOLUTION.edited_answer(
+    MIGRATE_DROPS_STEPS_ALWAYS,
+    """
 -    migrated = dict(state_dict)
 +    migrated = OrderedDict(state_dict)
 @@
 -    migrated.pop(prefix + "steps", None)  # steps is never loaded any more
 +        migrated.pop(prefix + "steps", None)
-""")
+""",
+)
 
-SOLUTION.student("migration_skips_version_2", {"migrate_state_dict": MIGRATE_SKIPS_VERSION_2},
-                 (0, 3.33, 0, 0), breaks={"test_migrate_hidden": 2})
+SOLUTION.student(
+    "migration_skips_version_2",
+    {"migrate_state_dict": MIGRATE_SKIPS_VERSION_2},
+    (0, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 2},
+)
 
 # Clones every value "to be safe": the right keys and values, but no longer the checkpoint's own tensors.
-MIGRATE_CLONES_VALUES = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, """
+MIGRATE_CLONES_VALUES = SOLUTION.edited_answer(
+    MIGRATE_SKIPS_VERSION_2,
+    """
 -    migrated = OrderedDict(state_dict)
 -    if version is None or version == 1:
 +    migrated = OrderedDict((key, value.clone()) for key, value in state_dict.items())
@@ -118,13 +139,20 @@ MIGRATE_CLONES_VALUES = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, """
 @@
              migrated[prefix + "mean"] = migrated.pop(prefix + "running_mean")
 +    if version is None or version < 3:
-""")
+""",
+)
 
-SOLUTION.student("migration_clones_values", {"migrate_state_dict": MIGRATE_CLONES_VALUES},
-                 (0, 3.33, 0, 0), breaks={"test_migrate_hidden": 4})
+SOLUTION.student(
+    "migration_clones_values",
+    {"migrate_state_dict": MIGRATE_CLONES_VALUES},
+    (0, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 4},
+)
 
 # Returns the checkpoint itself when there is nothing to migrate (version 3): not a new dict.
-MIGRATE_RETURNS_CURRENT_AS_IS = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, '''
+MIGRATE_RETURNS_CURRENT_AS_IS = SOLUTION.edited_answer(
+    MIGRATE_SKIPS_VERSION_2,
+    '''
      """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
 +    if version == 3:
 +        return state_dict  # already in the current layout
@@ -134,10 +162,15 @@ MIGRATE_RETURNS_CURRENT_AS_IS = SOLUTION.edited_answer(MIGRATE_SKIPS_VERSION_2, 
 @@
 -        migrated.pop(prefix + "steps", None)
 +    migrated.pop(prefix + "steps", None)
-''')
+''',
+)
 
-SOLUTION.student("migration_returns_current_as_is", {"migrate_state_dict": MIGRATE_RETURNS_CURRENT_AS_IS},
-                 (2, 3.33, 0, 0), breaks={"test_migrate_hidden": 6})
+SOLUTION.student(
+    "migration_returns_current_as_is",
+    {"migrate_state_dict": MIGRATE_RETURNS_CURRENT_AS_IS},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 6},
+)
 
 # A correct part 1, written as a table of renames (None meaning: drop the key).
 MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
@@ -161,45 +194,69 @@ MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, ver
 # ---------------------------------------------------------------------------------------------------------
 
 # Finds the extra "module." on the checkpoint only, never on a model wrapped in nn.DataParallel.
-EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_IGNORES_MODEL_SIDE_PREFIX = SOLUTION.edited(
+    "explain_incompatibility",
+    """
 -    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
 -        findings.append(finding("module prefix", checkpoint_key="", model_key=wrapper))
 -        model_name = {key: strip(key) for key in model_shapes}
 -        buffer_name = {key: strip(key) for key in buffer_shapes}
-""")
+""",
+)
 
-SOLUTION.student("migration_drops_unknown_keys",
-                 {"migrate_state_dict": MIGRATE_DROPS_UNKNOWN_KEYS,
-                  "explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
-                 (0, 3.33, 2, 3.5))
-SOLUTION.student("explain_ignores_model_side_prefix", {"explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
-                 (0, 0, 2, 3.5), breaks={"test_explain_hidden": 1})
+SOLUTION.student(
+    "migration_drops_unknown_keys",
+    {"migrate_state_dict": MIGRATE_DROPS_UNKNOWN_KEYS, "explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
+    (0, 3.33, 2, 3.5),
+)
+SOLUTION.student(
+    "explain_ignores_model_side_prefix",
+    {"explain_incompatibility": EXPLAIN_IGNORES_MODEL_SIDE_PREFIX},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
 
 # No prefix step at all (the one above dropped too): a checkpoint saved through nn.DataParallel comes out as
 # N missing keys and N unexpected keys ("module.0.bias" has one part more than "0.bias", so no pair is a renamed
 # key).
-EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = SOLUTION.edited_answer(EXPLAIN_IGNORES_MODEL_SIDE_PREFIX, """
+EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED = SOLUTION.edited_answer(
+    EXPLAIN_IGNORES_MODEL_SIDE_PREFIX,
+    """
 -    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
 -        findings.append(finding("module prefix", checkpoint_key=wrapper, model_key=""))
 -        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
-""")
+""",
+)
 
-SOLUTION.student("explain_prefix_as_missing_and_unexpected",
-                 {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
-                  "explain_incompatibility": EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED},
-                 (2, 4, 0, 2.5))
+SOLUTION.student(
+    "explain_prefix_as_missing_and_unexpected",
+    {
+        "migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
+        "explain_incompatibility": EXPLAIN_PREFIX_AS_MISSING_AND_UNEXPECTED,
+    },
+    (2, 4, 0, 2.5),
+)
 
 # Never looks at the non-persistent buffers: a flipped buffer is reported as an unexpected key.
-EXPLAIN_IGNORES_FLIPS = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_IGNORES_FLIPS = SOLUTION.edited(
+    "explain_incompatibility",
+    """
 -        elif name in buffer_key_named:
 +        elif False:
-""")
+""",
+)
 
-SOLUTION.student("explain_ignores_flips", {"explain_incompatibility": EXPLAIN_IGNORES_FLIPS},
-                 (0, 0, 0, 3.5), breaks={"test_explain_hidden": 3})
+SOLUTION.student(
+    "explain_ignores_flips",
+    {"explain_incompatibility": EXPLAIN_IGNORES_FLIPS},
+    (0, 0, 0, 3.5),
+    breaks={"test_explain_hidden": 3},
+)
 
 # Pairs every left-over checkpoint key with its first free candidate: ambiguous renames are guessed.
-EXPLAIN_GREEDY_RENAMES = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_GREEDY_RENAMES = SOLUTION.edited(
+    "explain_incompatibility",
+    """
 -        if len(options) == 1 and options_for[options[0]] == [key]:
 -            renamed[key] = options[0]
 -            findings.append(finding("renamed key", key, options[0], checkpoint_shapes[key], model_shapes[options[0]]))
@@ -207,16 +264,25 @@ EXPLAIN_GREEDY_RENAMES = SOLUTION.edited("explain_incompatibility", """
 +        if free:  # pair with the first model key still free
 +            renamed[key] = free[0]
 +            findings.append(finding("renamed key", key, free[0], checkpoint_shapes[key], model_shapes[free[0]]))
-""")
+""",
+)
 
-SOLUTION.student("migration_only_top_level",
-                 {"migrate_state_dict": MIGRATE_ONLY_TOP_LEVEL, "explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
-                 (2, 2.67, 2, 3.5))
-SOLUTION.student("explain_greedy_renames", {"explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
-                 (0, 0, 2, 3.5), breaks={"test_explain_hidden": 4})
+SOLUTION.student(
+    "migration_only_top_level",
+    {"migrate_state_dict": MIGRATE_ONLY_TOP_LEVEL, "explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
+    (2, 2.67, 2, 3.5),
+)
+SOLUTION.student(
+    "explain_greedy_renames",
+    {"explain_incompatibility": EXPLAIN_GREEDY_RENAMES},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 4},
+)
 
 # Strips "module." from the checkpoint's own keys, in place, before comparing.
-EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited(
+    "explain_incompatibility",
+    """
      model_shapes = {key: tuple(value.shape) for key, value in model.state_dict().items()}
 +    prefixed = bool(state_dict) and all(key.startswith(wrapper) for key in state_dict)
 +    if prefixed and not all(key.startswith(wrapper) for key in model_shapes):
@@ -227,71 +293,111 @@ EXPLAIN_MUTATES_CHECKPOINT = SOLUTION.edited("explain_incompatibility", """
 +    if prefixed and not all_wrapped(model_shapes):
 @@
 -        checkpoint_name = {key: strip(key) for key in checkpoint_shapes}
-""")
+""",
+)
 
 SOLUTION.student("explain_mutates_checkpoint", {"explain_incompatibility": EXPLAIN_MUTATES_CHECKPOINT}, (0, 0, 0, 2.5))
 
 # Tries load_state_dict(strict=False) on the model itself first: it overwrites the model's weights.
-EXPLAIN_LOADS_INTO_MODEL = SOLUTION.edited("explain_incompatibility", '''
+EXPLAIN_LOADS_INTO_MODEL = SOLUTION.edited(
+    "explain_incompatibility",
+    '''
      """What stops state_dict from loading strictly into model: a sorted list of findings ([] if nothing)."""
 +    try:
 +        model.load_state_dict(state_dict, strict=False)  # just to see what torch says
 +    except RuntimeError:
 +        pass
-''')
+''',
+)
 
-SOLUTION.student("explain_loads_into_model", {"explain_incompatibility": EXPLAIN_LOADS_INTO_MODEL},
-                 (0, 0, 0, 3.5), breaks={"test_explain_hidden": 7})
+SOLUTION.student(
+    "explain_loads_into_model",
+    {"explain_incompatibility": EXPLAIN_LOADS_INTO_MODEL},
+    (0, 0, 0, 3.5),
+    breaks={"test_explain_hidden": 7},
+)
 
 # Compares the number of elements instead of the shape: a transposed weight or a () saved as (1,) is no mismatch.
-EXPLAIN_COMPARES_SIZES = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_COMPARES_SIZES = SOLUTION.edited(
+    "explain_incompatibility",
+    """
 -            if checkpoint_shapes[key] != model_shapes[model_key]:
 +            if torch.Size(checkpoint_shapes[key]).numel() != torch.Size(model_shapes[model_key]).numel():
-""")
+""",
+)
 
-SOLUTION.student("explain_compares_sizes", {"explain_incompatibility": EXPLAIN_COMPARES_SIZES},
-                 (0, 0, 2, 3.5), breaks={"test_explain_hidden": 2})
+SOLUTION.student(
+    "explain_compares_sizes",
+    {"explain_incompatibility": EXPLAIN_COMPARES_SIZES},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 2},
+)
 
 # Counts a model key as matched only when the shapes agree: a key with a shape mismatch is also reported missing.
-EXPLAIN_MISMATCH_ALSO_MISSING = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_MISMATCH_ALSO_MISSING = SOLUTION.edited(
+    "explain_incompatibility",
+    """
 -            matched.add(model_key)
 +            if checkpoint_shapes[key] == model_shapes[model_key]:
 +                matched.add(model_key)
-""")
+""",
+)
 
-SOLUTION.student("explain_mismatch_also_missing", {"explain_incompatibility": EXPLAIN_MISMATCH_ALSO_MISSING},
-                 (0, 0, 0, 3.5), breaks={"test_explain_hidden": 5})
+SOLUTION.student(
+    "explain_mismatch_also_missing",
+    {"explain_incompatibility": EXPLAIN_MISMATCH_ALSO_MISSING},
+    (0, 0, 0, 3.5),
+    breaks={"test_explain_hidden": 5},
+)
 
 # Sorts by kind only: within a kind, the findings stay in the order they were found.
-EXPLAIN_SORTS_BY_KIND_ONLY = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_SORTS_BY_KIND_ONLY = SOLUTION.edited(
+    "explain_incompatibility",
+    """
 -    findings.sort(key=lambda item: (KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or ""))
 +    findings.sort(key=lambda item: KINDS.index(item["kind"]))
-""")
+""",
+)
 
-SOLUTION.student("explain_sorts_by_kind_only", {"explain_incompatibility": EXPLAIN_SORTS_BY_KIND_ONLY},
-                 (0, 0, 2, 3.5), breaks={"test_explain_hidden": 6})
+SOLUTION.student(
+    "explain_sorts_by_kind_only",
+    {"explain_incompatibility": EXPLAIN_SORTS_BY_KIND_ONLY},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 6},
+)
 
 # Reads every name of the non-persistent set as a tensor: a non-persistent buffer that holds None has no shape, and
 # the call fails with AttributeError instead of calling the checkpoint's key of that name unexpected.
-EXPLAIN_FORGETS_NONE_BUFFERS = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_FORGETS_NONE_BUFFERS = SOLUTION.edited(
+    "explain_incompatibility",
+    """
 -        for name, buffer in module._buffers.items():
 -            if buffer is not None and name in module._non_persistent_buffers_set:
 -                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
 +        for name in module._non_persistent_buffers_set:
 +            buffer_shapes[f"{path}.{name}" if path else name] = tuple(module._buffers[name].shape)
-""")
+""",
+)
 
-SOLUTION.student("explain_forgets_none_buffers", {"explain_incompatibility": EXPLAIN_FORGETS_NONE_BUFFERS},
-                 (0, 0, 2, 3.5))
+SOLUTION.student(
+    "explain_forgets_none_buffers", {"explain_incompatibility": EXPLAIN_FORGETS_NONE_BUFFERS}, (0, 0, 2, 3.5)
+)
 
 # Returns None when there is nothing to report, instead of an empty list.
-EXPLAIN_NONE_WHEN_NOTHING = SOLUTION.edited("explain_incompatibility", """
+EXPLAIN_NONE_WHEN_NOTHING = SOLUTION.edited(
+    "explain_incompatibility",
+    """
 -    return findings
 +    return findings or None
-""")
+""",
+)
 
-SOLUTION.student("explain_none_when_nothing", {"explain_incompatibility": EXPLAIN_NONE_WHEN_NOTHING},
-                 (0, 0, 0, 0), breaks={"test_explain_hidden": 8})
+SOLUTION.student(
+    "explain_none_when_nothing",
+    {"explain_incompatibility": EXPLAIN_NONE_WHEN_NOTHING},
+    (0, 0, 0, 0),
+    breaks={"test_explain_hidden": 8},
+)
 
 # A correct part 2 written differently: the non-persistent keys from named_buffers(), the pairs from counts.
 EXPLAIN_CORRECT_NAMED_BUFFERS = '''def explain_incompatibility(model, state_dict):
@@ -347,10 +453,14 @@ EXPLAIN_CORRECT_NAMED_BUFFERS = '''def explain_incompatibility(model, state_dict
     return sorted(result, key=lambda f: (KINDS.index(f["kind"]), f["model_key"] or "", f["checkpoint_key"] or ""))
 '''
 
-SOLUTION.student("migration_forgets_none",
-                 {"migrate_state_dict": MIGRATE_FORGETS_NONE, "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS},
-                 (2, 2.67, 2, 4))
-SOLUTION.control("alternative_correct", {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE,
-                                         "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS})
+SOLUTION.student(
+    "migration_forgets_none",
+    {"migrate_state_dict": MIGRATE_FORGETS_NONE, "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS},
+    (2, 2.67, 2, 4),
+)
+SOLUTION.control(
+    "alternative_correct",
+    {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE, "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS},
+)
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

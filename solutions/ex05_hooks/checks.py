@@ -14,17 +14,21 @@ import torch
 from torch import nn
 
 from grader.observing import (
+    HOOK_KINDS,
     approx,
     attempt,
     data,
+    every,
     exact,
     fixed,
     kind_of,
     labelled,
     plain,
     raised,
+    register_hook,
     seed_torch,
     seeded,
+    spanned,
     walk,
     whole,
 )
@@ -811,6 +815,90 @@ def record_fixed(record_activations: object) -> list:
     ]
 
 
+class Unpacked(nn.Module):
+    """Runs a module whose output may not be a tensor, and passes on the first tensor in it."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.inner(x)
+        while not isinstance(out, torch.Tensor):
+            out = out[0]
+        return out
+
+
+def logger(tag: str) -> object:
+    """A hook of any signature that logs its tag and returns None."""
+    return lambda *args, **kwargs: LOG.append(tag)
+
+
+# Part 1's input space: what the hooked module ("1.inner") returns, the hooks it already has (each kind of forward
+# hook and option, a pre-hook, a full backward hook on the shared Linear), which names are asked for (none, two, one
+# module under two names, an unknown one, a tuple) and what the block does (one or two passes, a body or a forward
+# that raises); each value once. The model is nn.Sequential(shared, Unpacked(the module), shared).
+RECORD_OUTPUTS = {
+    "a tensor": nn.Tanh,
+    "a tuple holding a list": lambda: Pair(nn.Tanh(), nn.Linear(2, 2)),
+    "an LSTM cell's tuple": lambda: nn.LSTMCell(2, 2),
+    "a named tuple": TopTwo,
+    "a list": Listed,
+}
+RECORD_OWN_HOOKS = {
+    "none": lambda model: None,
+    "a forward hook that doubles": lambda model: model[1].inner.register_forward_hook(doubled),
+    "a prepended forward hook": lambda model: register_hook(
+        model[1].inner, "forward hook", logger("first"), prepend=True
+    ),
+    "a forward hook with_kwargs and always_call": lambda model: register_hook(
+        model[1].inner, "forward hook with_kwargs", logger("kwargs"), always_call=True
+    ),
+    "a forward pre-hook": lambda model: register_hook(model[1].inner, "forward pre-hook", logger("pre")),
+    "a full backward hook on the shared Linear": lambda model: register_hook(
+        model[0], "full backward hook", logger("backward")
+    ),
+}
+RECORD_NAMES = {
+    "its name": ["1.inner"],
+    "no name": [],
+    "two names": ["1.inner", "1"],
+    "one module under two names": ["2", "0"],
+    "an unknown name": ["1.inner", "encoder"],
+    "a tuple of names": ("1.inner",),
+}
+RECORD_SPACE = {
+    "output": list(RECORD_OUTPUTS),
+    "own hooks": list(RECORD_OWN_HOOKS),
+    "names": list(RECORD_NAMES),
+    "block": ["one pass", "two passes", "the body raises", "a forward raises"],
+}
+
+
+def doubled(module: nn.Module, args: tuple, output: object) -> object:
+    return output * 2 if isinstance(output, torch.Tensor) else None
+
+
+def record_arguments(point: dict) -> tuple:
+    """A generated case's model, names and plan (record_play), its numbers drawn from a fixed seed."""
+    seed_torch(RECORD_SEED + 1)
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(shared, Unpacked(RECORD_OUTPUTS[point["output"]]()), shared)
+    RECORD_OWN_HOOKS[point["own hooks"]](model)
+    block = point["block"]
+    inputs = [
+        (torch.randn(3, 2, requires_grad=True), torch.randn(3, 2)) for _ in range(2 if block == "two passes" else 1)
+    ]
+    plan = {"kind": "normal", "inputs": inputs}
+    if point["names"] == "an unknown name":
+        plan["kind"] = "unknown"
+    elif block == "the body raises":
+        plan.update(kind="body", raise_at=1, body_error=BodyError("the body raises on purpose"))
+    elif block == "a forward raises":
+        model, plan["kind"] = nn.Sequential(model, Boom()), "forward"
+    return model, RECORD_NAMES[point["names"]], plan
+
+
 def observe_record_hidden(ns: dict) -> dict:
     record_activations = ns.get("record_activations")
     with quietly(), torch.random.fork_rng(devices=[]):
@@ -819,7 +907,10 @@ def observe_record_hidden(ns: dict) -> dict:
         seed_torch(RECORD_SEED)
         drawn = [record_case(rng, case) for case in range(1, RECORD_CASES + 1)]
         # Cases 1 to 3 are the hand-built ones, observed above as fixed cases; they are still built here, in the order
-        # they always were, so that the generated cases draw the same numbers.
+        # they always were, so that the seeded cases draw the same numbers.
+        points = every(RECORD_SPACE, most=1)
+        generated = [(point, "", (point,)) for point in points]
+        cases += spanned(generated, lambda point: record_play(record_activations, *record_arguments(point)))
         cases += seeded(drawn[3:], lambda *case: record_play(record_activations, *case))
     return labelled(*cases)
 
@@ -1299,6 +1390,69 @@ def strip_fixed(strip_hooks: object) -> list:
     ]
 
 
+# Part 2's input space: each kind of hook (every table, a removed one), each kind of callable as the hook (some
+# pickle, some do not), where it is registered (the root, a child, a module registered twice, every module) and what
+# else the model holds (tied weights, a module in eval mode, a frozen weight); each value once.
+STRIP_CALLABLES = {
+    "a lambda": lambda tag: lambda *args, **kwargs: LOG.append(tag),
+    "a closure": lambda tag: logger(tag),
+    "an object": Recorder,
+    "a bound method": lambda tag: Recorder(tag).method,
+    "a partial": lambda tag: functools.partial(lambda tag, *args, **kwargs: LOG.append(tag), tag),
+}
+STRIP_PLACES = {
+    "a child": lambda model: [model[0]],
+    "the root": lambda model: [model],
+    "a module registered twice": lambda model: [model[2]],
+    "every module": lambda model: list(model.modules()),
+}
+STRIP_MODELS = {
+    "plain": lambda model: None,
+    "tied weights": lambda model: setattr(model[1][0], "weight", model[0].weight),
+    "a module in eval mode": lambda model: model[1].eval(),
+    "a frozen weight": lambda model: model[0].weight.requires_grad_(False),
+}
+STRIP_SPACE = {
+    "hook": [*HOOK_KINDS, "a removed hook"],
+    "hook is": list(STRIP_CALLABLES),
+    "registered on": list(STRIP_PLACES),
+    "model": list(STRIP_MODELS),
+}
+
+
+def strip_light(strip_hooks: object, model: nn.Module, handles: list) -> list:
+    """A generated case, lighter than strip_check: whether the model is untouched, the copy's tables (clause 2; with
+    them empty it pickles, which the seeded cases try), its structure and tensors (clause 1), what it computes and
+    which hooks fire then."""
+    before = snapshot_all(model)
+    try:
+        clean = strip_hooks(model)
+    except Exception as error:  # noqa: BLE001
+        return ["strip_hooks", raised(error)]
+    seen = [snapshot_all(model) == before, clean_tables(clean), structure(model, clean, tables=False)]
+    LOG.clear()
+    with torch.no_grad():
+        seen += [data(clean(torch.ones(2, 3))), list(LOG)]
+    return seen
+
+
+def strip_arguments(point: dict) -> tuple:
+    """A generated case's model (nn.Sequential(first, nn.Sequential(second, nn.Tanh()), the same Tanh)) and the
+    handles of its hooks."""
+    seed_torch(STRIP_SEED + 1)
+    tanh = nn.Tanh()
+    model = nn.Sequential(nn.Linear(3, 3), nn.Sequential(nn.Linear(3, 3), tanh), tanh)
+    STRIP_MODELS[point["model"]](model)
+    handles = []
+    for number, module in enumerate(STRIP_PLACES[point["registered on"]](model)):
+        hook = STRIP_CALLABLES[point["hook is"]](f"{point['hook is']} {number}")
+        if point["hook"] == "a removed hook":
+            register_hook(module, "forward hook", hook).remove()
+        else:
+            handles.append(register_hook(module, point["hook"], hook))
+    return model, handles
+
+
 def observe_strip_hidden(ns: dict) -> dict:
     strip_hooks = ns.get("strip_hooks")
     with quietly(), torch.random.fork_rng(devices=[]):
@@ -1307,9 +1461,11 @@ def observe_strip_hidden(ns: dict) -> dict:
         seed_torch(STRIP_SEED)
         gen = torch.Generator().manual_seed(STRIP_SEED)
         drawn = [strip_case(rng, case) for case in range(1, STRIP_CASES + 1)]
-        # Case 1 is the hand-built one, observed above as fixed cases; its input is still drawn, so that the generated
+        # Case 1 is the hand-built one, observed above as fixed cases; its input is still drawn, so that the seeded
         # cases get the same inputs as they always did.
         torch.randn(3, drawn[0][1], generator=gen)
+        generated = [(point, "", (point,)) for point in every(STRIP_SPACE, most=1)]
+        cases += spanned(generated, lambda point: strip_light(strip_hooks, *strip_arguments(point)))
         cases += seeded(drawn[1:], lambda *case: strip_check(strip_hooks, *case, gen))
     return labelled(*cases)
 
@@ -1751,6 +1907,77 @@ def monitor_fixed(monitor_class: object) -> list:
     ]
 
 
+class SecondOnly(nn.Module):
+    """Passes on the second output of TwoOutputs: the gradient of its first output is None."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = TwoOutputs()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x)[1]
+
+
+# Part 3's input space: the names asked for (none, two, one name twice, one module under two names, every module, an
+# unknown one), the model (a module run twice, a chain, a module whose first output the loss does not use), the hooks
+# the watched module already has, its _is_full_backward_hook before (None, or True from a hook registered and
+# removed), how the monitor is used (a with block, remove() twice, a body that raises) and how many backward passes;
+# each value once.
+MONITOR_MODELS = {  # the model (float64, 3 features in and out) and the name of the module watched
+    "a module run twice": lambda: (nn.Sequential(*twice(nn.Linear(3, 3), nn.Tanh())), "0"),
+    "a chain": lambda: (nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 3)), "0"),
+    "a first output unused": lambda: (nn.Sequential(nn.Linear(3, 3), SecondOnly()), "1.inner"),
+}
+MONITOR_NAMES = {
+    "the watched one": lambda watched, model: [watched],
+    "no name": lambda watched, model: [],
+    "two names": lambda watched, model: [watched, "1"],
+    "a name given twice": lambda watched, model: [watched, watched],
+    "one module under two names": lambda watched, model: [watched, "2"],
+    "every module": lambda watched, model: [name for name, _ in model.named_modules(remove_duplicate=False)],
+    "an unknown name": lambda watched, model: [watched, "encoder"],
+}
+PASSES = {"one": 1, "two": 2}
+MONITOR_OWN_HOOKS = {
+    "none": None,
+    "a full backward hook": "full backward hook",
+    "a full backward pre-hook": "full backward pre-hook",
+    "a forward hook": "forward hook",
+}
+MONITOR_SPACE = {
+    "names": list(MONITOR_NAMES),
+    "model": list(MONITOR_MODELS),
+    "own hooks": list(MONITOR_OWN_HOOKS),
+    "flag before": ["None", "True"],
+    "used": ["a with block", "remove() twice", "a body that raises"],
+    "passes": list(PASSES),
+}
+
+
+def twice(shared: nn.Module, between: nn.Module) -> list:
+    """The modules of a chain that runs `shared` twice."""
+    return [shared, between, shared]
+
+
+def monitor_arguments(point: dict) -> tuple:
+    """A generated case's model, names and plan (monitor_check), in float64, its numbers from a fixed seed."""
+    seed_torch(MONITOR_SEED + 1)
+    model, watched = MONITOR_MODELS[point["model"]]()
+    module = model.get_submodule(watched)
+    if point["flag before"] == "True":
+        module.register_full_backward_hook(logger("removed")).remove()
+    if MONITOR_OWN_HOOKS[point["own hooks"]] is not None:
+        register_hook(module, MONITOR_OWN_HOOKS[point["own hooks"]], logger(point["own hooks"]))
+    names = MONITOR_NAMES[point["names"]](watched, model)
+    kind = {"a with block": "with", "remove() twice": "manual", "a body that raises": "body"}[point["used"]]
+    plan = {"kind": "unknown" if point["names"] == "an unknown name" else kind, "passes": PASSES[point["passes"]]}
+    plan["inputs"] = [(torch.randn(2, 3, requires_grad=True), torch.randn(2, 3), "weighted sum") for _ in range(3)]
+    if plan["kind"] == "body":
+        plan["body_error"] = BodyError("the body raises on purpose")
+    model, plan = in_float64(model, plan)
+    return model, names, plan
+
+
 def observe_monitor_hidden(ns: dict) -> dict:
     monitor_class = ns.get("GradNormMonitor")
     with quietly(), torch.random.fork_rng(devices=[]):
@@ -1763,10 +1990,19 @@ def observe_monitor_hidden(ns: dict) -> dict:
             model, plan = in_float64(model, plan)
             drawn.append([model, names, plan])
         # Case 1 is the hand-built one, observed above as a fixed case; it is still built here, first, so that the
-        # generated cases draw the same numbers.
+        # seeded cases draw the same numbers.
+        generated = [(point, "", (point,)) for point in every(MONITOR_SPACE, most=1)]
+        cases += spanned(generated, lambda point: monitor_check(monitor_class, *monitor_arguments(point)))
         cases += seeded(drawn[1:], lambda *case: monitor_check(monitor_class, *case))
     return labelled(*cases)
 
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {
+    "test_record_activations_hidden": RECORD_SPACE,
+    "test_strip_hooks_hidden": STRIP_SPACE,
+    "test_grad_norm_monitor_hidden": MONITOR_SPACE,
+}
 
 OBSERVERS = {
     "test_record_activations_hidden": whole(observe_record_hidden),

@@ -3,10 +3,17 @@
 from grader.scripted import Solution
 
 # The students' points are given for the notebook's graded test cells, in this order.
-SOLUTION = Solution(__file__, points_of=(
-    "test_record_activations_visible", "test_record_activations_hidden",
-    "test_strip_hooks_visible", "test_strip_hooks_hidden",
-    "test_grad_norm_monitor_visible", "test_grad_norm_monitor_hidden"))
+SOLUTION = Solution(
+    __file__,
+    points_of=(
+        "test_record_activations_visible",
+        "test_record_activations_hidden",
+        "test_strip_hooks_visible",
+        "test_strip_hooks_hidden",
+        "test_grad_norm_monitor_visible",
+        "test_grad_norm_monitor_hidden",
+    ),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: record_activations
@@ -49,7 +56,9 @@ def record_activations(model, names):
 
 # Right in every respect but one: the hooks are removed after the yield, outside a finally clause, so an
 # exception raised in the body (or in a forward pass) leaves every hook registered.
-RECORD_NO_FINALLY = SOLUTION.edited_answer(_RECORD_RIGHT, """
+RECORD_NO_FINALLY = SOLUTION.edited_answer(
+    _RECORD_RIGHT,
+    """
 -    try:
 -        for name, module in chosen.items():
 -            store = records[name]
@@ -68,11 +77,14 @@ RECORD_NO_FINALLY = SOLUTION.edited_answer(_RECORD_RIGHT, """
 +    yield records
 +    for handle in handles:
 +        handle.remove()
-""")
+""",
+)
 
 # Keeps the outputs themselves: each stored tensor still requires grad and holds its grad_fn (and with it
 # the whole graph of the forward pass).
-RECORD_NO_DETACH = SOLUTION.edited_answer(_RECORD_RIGHT, """
+RECORD_NO_DETACH = SOLUTION.edited_answer(
+    _RECORD_RIGHT,
+    """
 -    def safe(value):
 -        if isinstance(value, torch.Tensor):
 -            return value.detach()
@@ -83,11 +95,14 @@ RECORD_NO_DETACH = SOLUTION.edited_answer(_RECORD_RIGHT, """
 @@
 -                lambda module, args, output, store=store: store.append(safe(output))
 +                lambda module, args, output, store=store: store.append(keep(output))
-""")
+""",
+)
 
 # One hook per requested name instead of one per module: a shared submodule asked for as "0" and "2"
 # gets two hooks and is recorded under both names, each call twice over.
-RECORD_HOOK_PER_NAME = SOLUTION.edited_answer(_RECORD_RIGHT, """
+RECORD_HOOK_PER_NAME = SOLUTION.edited_answer(
+    _RECORD_RIGHT,
+    """
 -    every_path = dict(model.named_modules(remove_duplicate=False))
 +    modules = dict(model.named_modules(remove_duplicate=False))
 @@
@@ -111,11 +126,14 @@ RECORD_HOOK_PER_NAME = SOLUTION.edited_answer(_RECORD_RIGHT, """
 +                store.append(safe(output))
 +
 +            handles.append(modules[name].register_forward_hook(hook))
-""")
+""",
+)
 
 # Looks each name up while registering: an invalid name that comes after a valid one raises KeyError
 # with the earlier hooks already in place, and the try/finally that would remove them is not entered yet.
-RECORD_VALIDATES_LATE = SOLUTION.edited_answer(_RECORD_RIGHT, """
+RECORD_VALIDATES_LATE = SOLUTION.edited_answer(
+    _RECORD_RIGHT,
+    """
 -    for name in names:
 -        if name not in every_path:
 -            raise KeyError(name)
@@ -142,11 +160,14 @@ RECORD_VALIDATES_LATE = SOLUTION.edited_answer(_RECORD_RIGHT, """
 -            handles.append(module.register_forward_hook(
 -                lambda module, args, output, store=store: store.append(safe(output))
 -            ))
-""")
+""",
+)
 
 # The hook returns the detached output: a forward hook's return value replaces the module's output, so
 # the rest of the model computes on a tensor cut from the graph, and the parameters get no gradient.
-RECORD_HOOK_RETURNS_OUTPUT = SOLUTION.edited_answer(_RECORD_RIGHT, """
+RECORD_HOOK_RETURNS_OUTPUT = SOLUTION.edited_answer(
+    _RECORD_RIGHT,
+    """
          return value
 
 +    def make_hook(store):
@@ -163,21 +184,28 @@ RECORD_HOOK_RETURNS_OUTPUT = SOLUTION.edited_answer(_RECORD_RIGHT, """
 -                lambda module, args, output, store=store: store.append(safe(output))
 -            ))
 +            handles.append(module.register_forward_hook(make_hook(records[name])))
-""")
+""",
+)
 
 # Registers its hook with prepend=True "to record first": it then sees the module's output before the module's
 # own forward hooks change it, not the output the rest of the model receives.
-RECORD_PREPENDS = SOLUTION.edited_answer(_RECORD_RIGHT, """
+RECORD_PREPENDS = SOLUTION.edited_answer(
+    _RECORD_RIGHT,
+    """
 -                lambda module, args, output, store=store: store.append(safe(output))
 +                lambda module, args, output, store=store: store.append(safe(output)), prepend=True
-""")
+""",
+)
 
 # Converts a tuple or list output one level deep only: the (h, c) inside an LSTM's (output, (h, c)) stays a tuple
 # of tensors still attached to the graph, and a list inside a tuple stays a list.
-RECORD_DETACHES_FIRST_LEVEL = SOLUTION.edited_answer(_RECORD_RIGHT, """
+RECORD_DETACHES_FIRST_LEVEL = SOLUTION.edited_answer(
+    _RECORD_RIGHT,
+    """
 -            return tuple(safe(item) for item in value)
 +            return tuple(item.detach() if isinstance(item, torch.Tensor) else item for item in value)
-""")
+""",
+)
 
 # A correct part 1 written as a class with __enter__ and __exit__ instead of contextlib.
 RECORD_CORRECT_CLASS = '''class record_activations:
@@ -242,17 +270,24 @@ STRIP_DEEPCOPY_ONLY = '''def strip_hooks(model):
 '''
 
 # Empties the original's tables, then copies: the copy is clean, but the model has lost its hooks.
-STRIP_CLEARS_ORIGINAL = SOLUTION.edited_answer(_STRIP_RIGHT, """
+STRIP_CLEARS_ORIGINAL = SOLUTION.edited_answer(
+    _STRIP_RIGHT,
+    """
 -    clean = copy.deepcopy(model)
 -    for module in clean.modules():
 +    for module in model.modules():
 @@
 -    return clean
 +    return copy.deepcopy(model)
-""")
+""",
+)
 
-SOLUTION.student("strip_clears_original", {"strip_hooks": STRIP_CLEARS_ORIGINAL},
-                 (0, 0, 0, 2.67, 0, 0), breaks={"test_strip_hooks_hidden": 3})
+SOLUTION.student(
+    "strip_clears_original",
+    {"strip_hooks": STRIP_CLEARS_ORIGINAL},
+    (0, 0, 0, 2.67, 0, 0),
+    breaks={"test_strip_hooks_hidden": 3},
+)
 
 # A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
 STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
@@ -267,37 +302,54 @@ STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
 
 # Empties the eight hook tables of the copy and resets the flag, but leaves the three flag tables
 # holding the ids of hooks that are gone (with_kwargs=True, always_call=True).
-STRIP_FORGETS_FLAG_TABLES = SOLUTION.edited_answer(_STRIP_RIGHT, """
+STRIP_FORGETS_FLAG_TABLES = SOLUTION.edited_answer(
+    _STRIP_RIGHT,
+    """
 -        for table in HOOK_TABLES + FLAG_TABLES:
 +        for table in HOOK_TABLES:
-""")
+""",
+)
 
 # Empties all eleven tables of the copy, but leaves _is_full_backward_hook as it was (True or False).
-STRIP_FORGETS_BACKWARD_FLAG = SOLUTION.edited_answer(_STRIP_RIGHT, """
+STRIP_FORGETS_BACKWARD_FLAG = SOLUTION.edited_answer(
+    _STRIP_RIGHT,
+    """
 -        module._is_full_backward_hook = None
-""")
+""",
+)
 
 # children() instead of modules(): the root and its direct children are cleaned, grandchildren keep
 # their hooks.
-STRIP_CHILDREN_ONLY = SOLUTION.edited_answer(_STRIP_RIGHT, """
+STRIP_CHILDREN_ONLY = SOLUTION.edited_answer(
+    _STRIP_RIGHT,
+    """
 -    for module in clean.modules():
 +    for module in [clean, *clean.children()]:
-""")
+""",
+)
 
-SOLUTION.student("record_validates_late", {"record_activations": RECORD_VALIDATES_LATE,
-                  "strip_hooks": STRIP_CHILDREN_ONLY},
-                 (2, 3.2, 2, 2.67, 0, 0), breaks={"test_record_activations_hidden": 1})
+SOLUTION.student(
+    "record_validates_late",
+    {"record_activations": RECORD_VALIDATES_LATE, "strip_hooks": STRIP_CHILDREN_ONLY},
+    (2, 3.2, 2, 2.67, 0, 0),
+    breaks={"test_record_activations_hidden": 1},
+)
 
 # Cleans the copy right, then puts it in the root's mode with clean.train(model.training): train() recurses, so a
 # submodule that was in another mode than the root loses its own flag.
-STRIP_TRAIN_LIKE_ROOT = SOLUTION.edited_answer(_STRIP_RIGHT, """
+STRIP_TRAIN_LIKE_ROOT = SOLUTION.edited_answer(
+    _STRIP_RIGHT,
+    """
 -    return clean
 +    return clean.train(model.training)
-""")
+""",
+)
 
-SOLUTION.student("record_no_detach", {"record_activations": RECORD_NO_DETACH,
-                  "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR},
-                 (0, 3.2, 2, 4, 0, 0))
+SOLUTION.student(
+    "record_no_detach",
+    {"record_activations": RECORD_NO_DETACH, "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR},
+    (0, 3.2, 2, 4, 0, 0),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 3: GradNormMonitor
@@ -350,9 +402,12 @@ EXIT = "        self.remove()\n"
 # modules refuse an old-style backward hook afterwards.
 MONITOR_FLAG_LEFT_SET = MONITOR_TEMPLATE.format(record=NORM, restore="", exit=EXIT)
 
-SOLUTION.student("strip_forgets_flag_tables", {"strip_hooks": STRIP_FORGETS_FLAG_TABLES,
-                  "grad_norm_monitor": MONITOR_FLAG_LEFT_SET},
-                 (0, 0, 2, 2.67, 2, 3.2), breaks={"test_strip_hooks_hidden": 2, "test_grad_norm_monitor_hidden": 4})
+SOLUTION.student(
+    "strip_forgets_flag_tables",
+    {"strip_hooks": STRIP_FORGETS_FLAG_TABLES, "grad_norm_monitor": MONITOR_FLAG_LEFT_SET},
+    (0, 0, 2, 2.67, 2, 3.2),
+    breaks={"test_strip_hooks_hidden": 2, "test_grad_norm_monitor_hidden": 4},
+)
 
 # Resets the flag to None instead of putting back the value it had: on a module that had its own full
 # backward hook, that hook stops firing (torch reads a None flag as "no full backward hooks").
@@ -362,16 +417,23 @@ MONITOR_RESETS_FLAG_TO_NONE = MONITOR_TEMPLATE.format(
     exit=EXIT,
 )
 
-SOLUTION.student("monitor_resets_flag_to_none", {"grad_norm_monitor": MONITOR_RESETS_FLAG_TO_NONE},
-                 (0, 0, 0, 0, 2, 2.4))
+SOLUTION.student(
+    "monitor_resets_flag_to_none", {"grad_norm_monitor": MONITOR_RESETS_FLAG_TO_NONE}, (0, 0, 0, 0, 2, 2.4)
+)
 
 # Leaving the with block does nothing: the hooks stay registered and keep recording.
 MONITOR_NEVER_REMOVES = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE, exit="        pass\n")
 
-SOLUTION.student("strip_deepcopy_only", {"record_activations": RECORD_CORRECT_CLASS,
-                  "strip_hooks": STRIP_DEEPCOPY_ONLY,
-                  "grad_norm_monitor": MONITOR_NEVER_REMOVES},
-                 (2, 4, 0, 2.67, 0, 3.2), breaks={"test_grad_norm_monitor_hidden": 5})
+SOLUTION.student(
+    "strip_deepcopy_only",
+    {
+        "record_activations": RECORD_CORRECT_CLASS,
+        "strip_hooks": STRIP_DEEPCOPY_ONLY,
+        "grad_norm_monitor": MONITOR_NEVER_REMOVES,
+    },
+    (2, 4, 0, 2.67, 0, 3.2),
+    breaks={"test_grad_norm_monitor_hidden": 5},
+)
 
 # Measures grad_input[0], the gradient with respect to the module's input, instead of grad_output[0].
 MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
@@ -381,29 +443,39 @@ MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
     exit=EXIT,
 )
 
-SOLUTION.student("record_hook_returns_output", {"record_activations": RECORD_HOOK_RETURNS_OUTPUT,
-                  "grad_norm_monitor": MONITOR_GRAD_INPUT},
-                 (0, 3.2, 0, 0, 0, 1.6), breaks={"test_record_activations_hidden": 4})
+SOLUTION.student(
+    "record_hook_returns_output",
+    {"record_activations": RECORD_HOOK_RETURNS_OUTPUT, "grad_norm_monitor": MONITOR_GRAD_INPUT},
+    (0, 3.2, 0, 0, 0, 1.6),
+    breaks={"test_record_activations_hidden": 4},
+)
 
 # Stores the 0-dimensional tensors that .norm() returns instead of Python floats.
 MONITOR_TENSOR_NORMS = MONITOR_TEMPLATE.format(
     record="torch.zeros(()) if grad_output[0] is None else grad_output[0].norm()", restore=RESTORE, exit=EXIT
 )
 
-SOLUTION.student("record_no_finally", {"record_activations": RECORD_NO_FINALLY,
-                  "grad_norm_monitor": MONITOR_TENSOR_NORMS},
-                 (2, 3.2, 0, 0, 0, 1.6), breaks={"test_record_activations_hidden": 5})
+SOLUTION.student(
+    "record_no_finally",
+    {"record_activations": RECORD_NO_FINALLY, "grad_norm_monitor": MONITOR_TENSOR_NORMS},
+    (2, 3.2, 0, 0, 0, 1.6),
+    breaks={"test_record_activations_hidden": 5},
+)
 
 # Forgets that grad_output[0] is None when the loss does not use the module's first output: the hook raises
 # AttributeError in the middle of backward instead of recording 0.0.
 MONITOR_NONE_FAILS = MONITOR_TEMPLATE.format(record="float(grad_output[0].norm())", restore=RESTORE, exit=EXIT)
 
-SOLUTION.student("record_prepends", {"record_activations": RECORD_PREPENDS,
-                  "strip_hooks": STRIP_TRAIN_LIKE_ROOT,
-                  "grad_norm_monitor": MONITOR_NONE_FAILS},
-                 (2, 3.2, 2, 2.67, 2, 3.2),
-                 breaks={"test_record_activations_hidden": 2, "test_strip_hooks_hidden": 1,
-                         "test_grad_norm_monitor_hidden": 2})
+SOLUTION.student(
+    "record_prepends",
+    {
+        "record_activations": RECORD_PREPENDS,
+        "strip_hooks": STRIP_TRAIN_LIKE_ROOT,
+        "grad_norm_monitor": MONITOR_NONE_FAILS,
+    },
+    (2, 3.2, 2, 2.67, 2, 3.2),
+    breaks={"test_record_activations_hidden": 2, "test_strip_hooks_hidden": 1, "test_grad_norm_monitor_hidden": 2},
+)
 
 # Records through a list comprehension over grad_output[:1], which the lambda returns: [None]. torch takes that
 # list as the new grad_input, so the gradient stops at the module (nothing upstream of it gets one).
@@ -412,10 +484,12 @@ MONITOR_HOOK_RETURNS_LIST = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE
     "[store.append(0.0 if gradient is None else float(gradient.norm())) for gradient in grad_output[:1]]",
 )
 
-SOLUTION.student("record_detaches_first_level", {"record_activations": RECORD_DETACHES_FIRST_LEVEL,
-                  "grad_norm_monitor": MONITOR_HOOK_RETURNS_LIST},
-                 (2, 3.2, 0, 0, 0, 3.2),
-                 breaks={"test_record_activations_hidden": 3, "test_grad_norm_monitor_hidden": 3})
+SOLUTION.student(
+    "record_detaches_first_level",
+    {"record_activations": RECORD_DETACHES_FIRST_LEVEL, "grad_norm_monitor": MONITOR_HOOK_RETURNS_LIST},
+    (2, 3.2, 0, 0, 0, 3.2),
+    breaks={"test_record_activations_hidden": 3, "test_grad_norm_monitor_hidden": 3},
+)
 
 # One hook per requested name, keyed by the requested name: a shared submodule gets two hooks.
 MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
@@ -455,9 +529,12 @@ MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
         self.remove()
 '''
 
-SOLUTION.student("hook_per_name", {"record_activations": RECORD_HOOK_PER_NAME,
-                  "grad_norm_monitor": MONITOR_HOOK_PER_NAME},
-                 (2, 0.8, 0, 0, 2, 3.2), breaks={"test_grad_norm_monitor_hidden": 1})
+SOLUTION.student(
+    "hook_per_name",
+    {"record_activations": RECORD_HOOK_PER_NAME, "grad_norm_monitor": MONITOR_HOOK_PER_NAME},
+    (2, 0.8, 0, 0, 2, 3.2),
+    breaks={"test_grad_norm_monitor_hidden": 1},
+)
 
 # A correct part 3 written differently: torch.linalg.vector_norm, handles kept per module, and the flag
 # put back to None only where it was None before.
@@ -509,11 +586,18 @@ MONITOR_CORRECT_ALTERNATIVE = '''class GradNormMonitor:
         self.remove()
 '''
 
-SOLUTION.student("strip_forgets_backward_flag", {"strip_hooks": STRIP_FORGETS_BACKWARD_FLAG,
-                  "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE},
-                 (0, 0, 2, 2.67, 2, 4))
-SOLUTION.control("alternative_correct", {"record_activations": RECORD_CORRECT_CLASS,
-                                         "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
-                                         "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE})
+SOLUTION.student(
+    "strip_forgets_backward_flag",
+    {"strip_hooks": STRIP_FORGETS_BACKWARD_FLAG, "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE},
+    (0, 0, 2, 2.67, 2, 4),
+)
+SOLUTION.control(
+    "alternative_correct",
+    {
+        "record_activations": RECORD_CORRECT_CLASS,
+        "strip_hooks": STRIP_CORRECT_DEEPCOPY_THEN_CLEAR,
+        "grad_norm_monitor": MONITOR_CORRECT_ALTERNATIVE,
+    },
+)
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

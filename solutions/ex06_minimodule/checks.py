@@ -15,17 +15,25 @@ from torch import nn
 from torch.utils.hooks import RemovableHandle
 
 from grader.observing import (
+    GRAPH_SPACE,
+    SHOWCASE,
     borrowed_machinery,
     code_that_runs,
     data,
+    drawn,
+    every,
     exact,
     fixed,
+    graph_dimensions,
+    graphs,
     in_turn,
     kind_of,
     labelled,
+    orders,
     plain,
     raised,
     seeded,
+    spanned,
     whole,
 )
 
@@ -742,6 +750,61 @@ def buffer_cases(mini_module: type) -> list:
     ]
 
 
+# Part 1's input space: on a built or half-built MiniModule, every kind of thing a name may already be (each
+# registry, persistent or not, None entries, a plain attribute, what the class supplies, dotted and empty names, a
+# dotted name held as a plain attribute) and every operation on it (each kind of value assigned, each kind of buffer
+# registered, read, delete, __init__ again): every pair on a built module, each value once on a half-built one. Each
+# case is a sequence of steps (mini_replay).
+MINI_HELD = {  # the name, and the steps that make it what it is
+    "nothing": ("x", []),
+    "a parameter": ("w", [("set", "w", ("param", (1,), True))]),
+    "a None parameter": ("w", [("set", "w", ("param", (1,), True)), ("set", "w", ("plain", None))]),
+    "a buffer": ("mean", [("buffer", "mean", ("tensor", (2,)), None)]),
+    "a non-persistent buffer": ("mean", [("buffer", "mean", ("tensor", (2,)), False)]),
+    "a None buffer": ("mean", [("buffer", "mean", ("plain", None), None)]),
+    "a submodule": ("sub", [("set", "sub", ("module",))]),
+    "a None submodule": ("sub", [("set", "sub", ("module",)), ("set", "sub", ("plain", None))]),
+    "a plain attribute": ("x", [("set", "x", ("plain", 7))]),
+    "a property with a setter": ("level", []),
+    "a property without a setter": ("size", []),
+    "a class attribute": ("kind", []),
+    "a method": ("forward", []),
+    "a dotted name": ("a.b", []),
+    "a dotted plain attribute": ("a.b", [("set", "a.b", ("plain", 7))]),
+    "the empty name": ("", []),
+}
+MINI_OPERATIONS = {  # the step, given the name
+    "set a Parameter": lambda name: ("set", name, ("param", (1,), True)),
+    "set a frozen Parameter": lambda name: ("set", name, ("param", (1,), False)),
+    "set a tensor": lambda name: ("set", name, ("tensor", (2,))),
+    "set a MiniModule": lambda name: ("set", name, ("module",)),
+    "set None": lambda name: ("set", name, ("plain", None)),
+    "set an int": lambda name: ("set", name, ("plain", 5)),
+    "register a buffer": lambda name: ("buffer", name, ("tensor", (2,)), None),
+    "register a non-persistent buffer": lambda name: ("buffer", name, ("tensor", (2,)), False),
+    "register None as a buffer": lambda name: ("buffer", name, ("plain", None), True),
+    "register an int as a buffer": lambda name: ("buffer", name, ("plain", 5), None),
+    "get it": lambda name: ("get", name),
+    "delete it": lambda name: ("del", name),
+    "__init__ again": lambda name: ("init",),
+}
+MINI_SPACE = {"state": ["built", "half-built"], "name is": list(MINI_HELD), "operation": list(MINI_OPERATIONS)}
+HALF_BUILT_NAMES = ("nothing", "a plain attribute", "a property with a setter", "a property without a setter")
+HALF_BUILT_NAMES += ("a class attribute", "a method", "a dotted name", "a dotted plain attribute", "the empty name")
+
+
+def mini_space() -> list:
+    """Part 1's generated cases, smallest first: (point, '', (steps,))."""
+    built = every({**MINI_SPACE, "state": ["built"]})
+    half = every({**MINI_SPACE, "state": ["half-built"], "name is": list(HALF_BUILT_NAMES)}, most=1)
+    cases = []
+    for point in built + [point for point in half if point["operation"] != "delete it"]:
+        name, setup = MINI_HELD[point["name is"]]
+        steps = [("start", "built" if point["state"] == "built" else "half"), *setup]
+        cases.append((point, "", ([*steps, MINI_OPERATIONS[point["operation"]](name)],)))
+    return cases
+
+
 def observe_mini_hidden(ns: dict) -> dict:
     mini_module = ns.get("MiniModule")
     cases = [
@@ -755,7 +818,10 @@ def observe_mini_hidden(ns: dict) -> dict:
     sequences = [[random_sequence(rng)] for _ in range(MINI_SEQUENCES)]
     probe, leaf = mini_classes(mini_module)
     own = own_machinery_case(ns, "test_mini_module_hidden"), own_code_case(ns, "test_mini_module_hidden")
-    return labelled(*cases, *own, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps)))
+    generated = spanned(mini_space(), lambda steps: mini_replay(probe, leaf, mini_module, steps))
+    return labelled(
+        *cases, *own, *generated, *seeded(sequences, lambda steps: mini_replay(probe, leaf, mini_module, steps))
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -912,6 +978,67 @@ class Trees:
 
 
 TREE_NAMES = ["a", "b", "w", "mean", "enc", "dec", "0", "1"]
+
+
+def tree_steps(graph: tuple) -> list | None:
+    """The tree-building steps (Trees.build) of a module graph (observing.graphs): each module's slots in order, under
+    the keys c0, c1, ..., then a parameter w of its own; None where a module is shared under a module made after it
+    (Trees shares only later nodes, which keeps a tree acyclic by construction)."""
+    steps: list = []
+    made = 1
+    for node, slots in enumerate(graph):
+        for slot, child in enumerate(slots):
+            if child is None:
+                steps.append(("none child", node, f"c{slot}"))
+            elif child == made:
+                steps.append(("child", node, f"c{slot}"))
+                made += 1
+            elif child > node:
+                steps.append(("share", node, f"c{slot}", child))
+            else:
+                return None
+        steps.append(("param", node, "w", (1,)))
+    return steps
+
+
+def tree_cases() -> list:
+    """The generated cases of every module graph of up to 4 modules and 3 slots that Trees can build: (point,
+    drawing, (steps,))."""
+    found = [(graph, tree_steps(graph)) for graph in graphs(4, 3)]
+    return [
+        ({**graph_dimensions(graph), "tensors": "a parameter each"}, drawn(graph), (steps,))
+        for graph, steps in found
+        if steps is not None
+    ]
+
+
+# What the tensors of the generated trees of parts 2 and 3 may be, beside a parameter w in each module: steps added
+# to the trees of observing.SHOWCASE.
+TENSORS = {
+    "a parameter each": [],
+    "a tied parameter": [("tie", 2, "t", 0)],
+    "a None parameter": [("none param", 1, "n")],
+    "a persistent buffer": [("buffer", 1, "mean", (2,), True)],
+    "a non-persistent buffer": [("buffer", 1, "mean", (2,), False)],
+    "a buffer in two places": [("buffer", 1, "mean", (2,), True), ("share buffer", 2, "m", 0, False)],
+    "a None buffer": [("none buffer", 3, "gone", True)],
+}
+
+
+def tensor_cases() -> list:
+    """The generated cases of each kind of tensor on SHOWCASE: (point, drawing, (steps,))."""
+    steps = tree_steps(SHOWCASE)
+    return [
+        ({**graph_dimensions(SHOWCASE), "tensors": kind}, drawn(SHOWCASE), ([*steps, *extra],))
+        for kind, extra in TENSORS.items()
+    ]
+
+
+def built_then(trees: Trees, steps: list, play: Callable) -> object:
+    """A generated tree: every step but the last built, the last one played (observed)."""
+    for step in steps[:-1]:
+        trees.build(step)
+    return play(trees, steps[-1])
 
 
 def random_build_step(rng: random.Random, trees: Trees, weights: dict) -> tuple:
@@ -1308,7 +1435,10 @@ def observe_traversal_hidden(ns: dict) -> dict:
     finally:
         torch.set_num_threads(threads)
     own = own_machinery_case(ns, "test_traversal_hidden"), own_code_case(ns, "test_traversal_hidden")
-    return labelled(*cases, *own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+    generated = spanned(tree_cases() + tensor_cases(), lambda steps: built_then(Trees(node), steps, traversal_play))
+    return labelled(
+        *cases, *own, *generated, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence)
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1461,6 +1591,12 @@ def checkpoint_for(trees: Trees, number: int) -> object:
 def load_play(trees: Trees, step: tuple) -> dict:
     strict, number = step[1], step[2]
     checkpoint = [("w", torch.ones(1))] if strict == "list" else checkpoint_for(trees, number)
+    return loaded(trees, checkpoint, strict)
+
+
+def loaded(trees: Trees, checkpoint: object, strict: object) -> list:
+    """One load_state_dict on the MiniModule tree (strict True, False, or "default"/"list": not given): whether the
+    checkpoint is kept, what the call returned or raised, and every tensor afterwards (the same objects, values)."""
     kwargs = {} if strict in ("default", "list") else {"strict": strict}
     before = [(key, id(value)) for key, value in dict(checkpoint).items()]
     objects = all_tensors(trees, 0)
@@ -1787,6 +1923,54 @@ def state_dict_cases(mini_module: type) -> list:
     ]
 
 
+# Part 3's input space, besides the trees of part 2 saved: a checkpoint of the tree LOAD_STEPS builds, with each change
+# the rules name (a key missing, unexpected, under a None child, of a None parameter or of a non-persistent buffer, a
+# shape or a value that does not fit, float64 values), loaded with each strict, in each kind of container.
+LOAD_STEPS = [*tree_steps(SHOWCASE), ("none param", 1, "n"), ("buffer", 1, "scratch", (2,), False)]
+LOAD_CHANGES: dict[str, Callable[[dict], None]] = {
+    "none": lambda checkpoint: None,
+    "a key missing": lambda checkpoint: checkpoint.pop("c0.w"),
+    "an unexpected key": lambda checkpoint: checkpoint.update(zz=torch.ones(1)),
+    "a key under a None child": lambda checkpoint: checkpoint.update({"c0.c1.w": torch.ones(1)}),
+    "the key of a None parameter": lambda checkpoint: checkpoint.update({"c0.n": torch.ones(1)}),
+    "the key of a non-persistent buffer": lambda checkpoint: checkpoint.update({"c0.scratch": torch.ones(2)}),
+    "a wrong shape": lambda checkpoint: checkpoint.update(w=torch.ones(3)),
+    "a value not a tensor": lambda checkpoint: checkpoint.update({"c1.w": "text"}),
+    "float64 values": lambda checkpoint: checkpoint.update((key, value.double()) for key, value in checkpoint.items()),
+}
+LOAD_CONTAINERS = {
+    "a dict": dict,
+    "an OrderedDict": OrderedDict,
+    "a mapping proxy": types.MappingProxyType,
+    "a list of pairs": lambda checkpoint: list(checkpoint.items()),
+}
+STATE_DICT_SPACE = {
+    **GRAPH_SPACE,
+    "tensors": list(TENSORS),
+    "change": list(LOAD_CHANGES),
+    "strict": ["True", "False", "not given"],
+    "checkpoint": list(LOAD_CONTAINERS),
+}
+
+
+def load_cases() -> list:
+    """Part 3's generated loads, smallest first: every pair of a change and a strict, each container once."""
+    dimensions = {name: STATE_DICT_SPACE[name] for name in ("change", "strict", "checkpoint")}
+    points = every(dimensions, together=[("change", "strict"), ("checkpoint",)])
+    return [(point, "", (point,)) for point in points]
+
+
+def load_case(node: type, point: dict) -> list:
+    """A generated load: the tree of LOAD_STEPS, a checkpoint of new values for its keys, changed, then loaded."""
+    trees = Trees(node, twin=True)
+    for step in LOAD_STEPS:
+        trees.build(step)
+    checkpoint = {key: values_for(value.shape, 10.0) for key, value in trees.nodes[0][1].state_dict().items()}
+    LOAD_CHANGES[point["change"]](checkpoint)
+    strict = {"True": True, "False": False, "not given": "default"}[point["strict"]]
+    return loaded(trees, LOAD_CONTAINERS[point["checkpoint"]](checkpoint), strict)
+
+
 def observe_state_dict_hidden(ns: dict) -> dict:
     mini_module = ns.get("MiniModule")
     cases = state_dict_cases(mini_module)
@@ -1813,6 +1997,10 @@ def observe_state_dict_hidden(ns: dict) -> dict:
         own_machinery_case(ns, "test_state_dict_hidden"),
         own_code_case(ns, "test_state_dict_hidden"),
         ("the fixed sequence of saves and loads", first[0]),
+        *spanned(
+            tree_cases() + tensor_cases(), lambda steps: built_then(Trees(node, twin=True), steps, state_dict_play)
+        ),
+        *spanned(load_cases(), lambda point: load_case(node, point)),
         *seeded([[sequence] for sequence in sequences], lambda sequence: sequence),
     )
 
@@ -2310,6 +2498,75 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
     ]
 
 
+# Part 4's input space: every order of registering two hooks on a module and removing each through its handle (up
+# to twice), for two forward hooks, two pre-hooks, one of each, or one forward hook registered twice; every pair of
+# what a pre-hook and a forward hook return (each kind the rules name) and whether the call has keyword arguments;
+# train() with each kind of mode (and eval()) on the root, a child and a module registered twice.
+HOOK_PAIRS = {  # the families of the hooks a and b (a replaces what it sees, b logs it), and whether b is a again
+    "two forward hooks": ("forward", "forward", False),
+    "two pre-hooks": ("pre", "pre", False),
+    "a pre-hook and a forward hook": ("pre", "forward", False),
+    "one forward hook twice": ("forward", "forward", True),
+}
+REPLACING = {"pre": "pre tuple", "forward": "forward replace"}
+PRE_RESULTS = {"None": "pre log", "a tuple": "pre tuple", "a pair": "pre pair", "a bare value": "pre bare"}
+PRE_RESULTS |= {"a list": "pre list", "raises": "pre raises"}
+FORWARD_RESULTS = {"None": "forward log", "a replacement": "forward replace", "raises": "forward raises"}
+MODES = {"True": True, "False": False, "not given": "default", "eval()": "eval"}
+MODES |= {"1": 1, "0": 0, "1.0": 1.0, "'yes'": "yes", "''": "", "None": None}
+MODE_PLACES = {"the root": "root", "a child": "d", "a module registered twice": "a"}
+MODES_SPACE = {
+    "hooks": list(HOOK_PAIRS),
+    "order": orders(2, 2),
+    "pre-hook returns": list(PRE_RESULTS),
+    "forward hook returns": list(FORWARD_RESULTS),
+    "keyword arguments": ["none", "shift"],
+    "mode": list(MODES),
+    "on": list(MODE_PLACES),
+}
+
+
+def hook_cases() -> list:
+    """Part 4's generated cases, smallest first: (point, '', (point,)) of each of its three families."""
+    families = [
+        every({name: MODES_SPACE[name] for name in ("hooks", "order")}),
+        every({name: MODES_SPACE[name] for name in ("pre-hook returns", "forward hook returns", "keyword arguments")}),
+        every({name: MODES_SPACE[name] for name in ("mode", "on")}),
+    ]
+    return [(point, "", (point,)) for family in families for point in family]
+
+
+def hook_case(mini_module: type, point: dict) -> list:
+    """A generated case of part 4 on a fresh HookBench: its steps, each with what it did and the state after it."""
+    bench = HookBench(mini_module, MODE_TREE)
+    if "order" in point:
+        first, second, again = HOOK_PAIRS[point["hooks"]]
+        hooks = {"a": bench.hook("a", REPLACING[first], 0.5)}
+        hooks["b"] = hooks["a"] if again else bench.hook("b", f"{second} log")
+        families, handles = {"a": first, "b": second}, {}
+        for event in point["order"].split():
+            name = event[1]
+            if event[0] == "+":
+                handles[name] = len(bench.handles)
+                bench.register("a", families[name], hooks[name])
+            else:
+                bench.remove(handles[name])
+        bench.call()
+    elif "mode" in point:
+        mode = MODES[point["mode"]]
+        if mode == "eval":
+            bench.mode(MODE_PLACES[point["on"]], lambda module: module.eval())
+        elif mode == "default":
+            bench.mode(MODE_PLACES[point["on"]], lambda module: module.train())
+        else:
+            bench.mode(MODE_PLACES[point["on"]], lambda module: module.train(mode))
+    else:
+        bench.register("a", "pre", bench.hook("p", PRE_RESULTS[point["pre-hook returns"]], 2.0))
+        bench.register("a", "forward", bench.hook("f", FORWARD_RESULTS[point["forward hook returns"]], 1.5))
+        bench.call(**({"shift": 0.25} if point["keyword arguments"] == "shift" else {}))
+    return bench.seen
+
+
 def observe_modes_hidden(ns: dict) -> dict:
     mini_module = ns.get("MiniModule")
     threads = quiet_threads()
@@ -2323,7 +2580,10 @@ def observe_modes_hidden(ns: dict) -> dict:
     finally:
         torch.set_num_threads(threads)
     own = own_machinery_case(ns, "test_modes_and_hooks_hidden"), own_code_case(ns, "test_modes_and_hooks_hidden")
-    return labelled(*cases, *own, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence))
+    generated = spanned(hook_cases(), lambda point: hook_case(mini_module, point))
+    return labelled(
+        *cases, *own, *generated, *seeded([[sequence] for sequence in sequences], lambda sequence: sequence)
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -2436,6 +2696,14 @@ def own_code_case(ns: dict, grade_id: str) -> tuple[str, object]:
     what = f"the part's methods run, in one thread, none of {forbidden} code nor code made at run time"
     return fixed(OWN_MACHINERY_CLAUSE[grade_id], what, observe)
 
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {
+    "test_mini_module_hidden": MINI_SPACE,
+    "test_traversal_hidden": {**GRAPH_SPACE, "tensors": list(TENSORS)},
+    "test_state_dict_hidden": STATE_DICT_SPACE,
+    "test_modes_and_hooks_hidden": MODES_SPACE,
+}
 
 OBSERVERS = {
     "test_mini_module_hidden": whole(observe_mini_hidden),

@@ -7,11 +7,19 @@ part 1, so a student who leaves part 1 (or any other part) unfinished still earn
 from grader.scripted import Solution
 
 # The students' points are given for the notebook's graded test cells, in this order.
-SOLUTION = Solution(__file__, points_of=(
-    "test_mini_module_visible", "test_mini_module_hidden",
-    "test_traversal_visible", "test_traversal_hidden",
-    "test_state_dict_visible", "test_state_dict_hidden",
-    "test_modes_and_hooks_visible", "test_modes_and_hooks_hidden"))
+SOLUTION = Solution(
+    __file__,
+    points_of=(
+        "test_mini_module_visible",
+        "test_mini_module_hidden",
+        "test_traversal_visible",
+        "test_traversal_hidden",
+        "test_state_dict_visible",
+        "test_state_dict_hidden",
+        "test_modes_and_hooks_visible",
+        "test_modes_and_hooks_hidden",
+    ),
+)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -108,14 +116,19 @@ MINI_CORRECT = '''class MiniModule:
 
 # A Parameter assigned over a submodule name is registered, but the submodule stays in _modules: the name
 # is now in two registries (nn.Module drops the submodule).
-MINI_PARAMETER_KEEPS_SUBMODULE = SOLUTION.edited_answer(MINI_CORRECT, """
+MINI_PARAMETER_KEEPS_SUBMODULE = SOLUTION.edited_answer(
+    MINI_CORRECT,
+    """
 -            self._drop(name, state, buffers, modules, state["_non_persistent_buffers_set"])
 +            self._drop(name, state, buffers, state["_non_persistent_buffers_set"])
-""")
+""",
+)
 
 # The order bug: a MiniModule is routed before the registered-parameter guard, so a module assigned to a
 # parameter name replaces the parameter instead of raising TypeError.
-MINI_MODULE_BEFORE_PARAMETER_NAME = SOLUTION.edited_answer(MINI_CORRECT, """
+MINI_MODULE_BEFORE_PARAMETER_NAME = SOLUTION.edited_answer(
+    MINI_CORRECT,
+    """
 -        elif params is not None and name in params:
 -            if value is not None:
 -                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
@@ -126,20 +139,26 @@ MINI_MODULE_BEFORE_PARAMETER_NAME = SOLUTION.edited_answer(MINI_CORRECT, """
 +            if value is not None:
 +                raise TypeError(f"cannot assign a {type(value).__name__} to the parameter {name!r}")
 +            params[name] = None
-""")
+""",
+)
 
 # __getattr__ reads self._parameters: on a half-built object that attribute is missing, so the lookup calls
 # __getattr__ again, until RecursionError.
-MINI_GETATTR_RECURSES = SOLUTION.edited_answer(MINI_CORRECT, """
+MINI_GETATTR_RECURSES = SOLUTION.edited_answer(
+    MINI_CORRECT,
+    """
 -        state = vars(self)
 -        for registry in ("_parameters", "_buffers", "_modules"):
 -            entries = state.get(registry, {})
 +        for entries in (self._parameters, self._buffers, self._modules):
-""")
+""",
+)
 
 # The name checks of rule 1 run before the removal: a Parameter with a bad name leaves the old attribute in
 # place, where nn.Module has already removed it when it raises KeyError.
-MINI_CHECKS_BEFORE_REMOVAL = SOLUTION.edited_answer(MINI_CORRECT, """
+MINI_CHECKS_BEFORE_REMOVAL = SOLUTION.edited_answer(
+    MINI_CORRECT,
+    """
                  raise AttributeError("cannot assign parameters before MiniModule.__init__() call")
 +            if "." in name or name == "" or (hasattr(self, name) and name not in params and name not in state
 +                                             and name not in buffers and name not in modules):
@@ -147,35 +166,50 @@ MINI_CHECKS_BEFORE_REMOVAL = SOLUTION.edited_answer(MINI_CORRECT, """
 @@
 -            if "." in name or name == "" or (hasattr(self, name) and name not in params):
 -                raise KeyError(f"bad parameter name {name!r}")
-""")
+""",
+)
 
-SOLUTION.student("parameter_checks_before_removal", {"mini_module": MINI_CHECKS_BEFORE_REMOVAL},
-                 (2, 3.33, 0, 0, 0, 0, 0, 0))
+SOLUTION.student(
+    "parameter_checks_before_removal", {"mini_module": MINI_CHECKS_BEFORE_REMOVAL}, (2, 3.33, 0, 0, 0, 0, 0, 0)
+)
 
 # __delattr__ removes a buffer but leaves its name in _non_persistent_buffers_set.
-MINI_DELATTR_KEEPS_MARK = SOLUTION.edited_answer(MINI_CORRECT, """
+MINI_DELATTR_KEEPS_MARK = SOLUTION.edited_answer(
+    MINI_CORRECT,
+    """
 -                if registry == "_buffers":
 -                    self._non_persistent_buffers_set.discard(name)
-""")
+""",
+)
 
 # __init__ starts from a clean instance dict: attributes set before __init__ (or kept across a second __init__)
 # are lost, where nn.Module.__init__ only writes its own slots.
-MINI_INIT_CLEARS_DICT = SOLUTION.edited_answer(MINI_CORRECT, """
+MINI_INIT_CLEARS_DICT = SOLUTION.edited_answer(
+    MINI_CORRECT,
+    """
          fresh = (True, {}, {}, set(), OrderedDict(), OrderedDict(), {})
 +        vars(self).clear()
-""")
+""",
+)
 
-SOLUTION.student("init_clears_dict", {"mini_module": MINI_INIT_CLEARS_DICT},
-                 (0, 3.33, 0, 0, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 1})
+SOLUTION.student(
+    "init_clears_dict",
+    {"mini_module": MINI_INIT_CLEARS_DICT},
+    (0, 3.33, 0, 0, 0, 0, 0, 0),
+    breaks={"test_mini_module_hidden": 1},
+)
 
 # register_buffer only ever adds to _non_persistent_buffers_set: registering a non-persistent buffer again as
 # persistent leaves it non-persistent.
-MINI_BUFFER_NEVER_UNMARKS = SOLUTION.edited_answer(MINI_CORRECT, """
+MINI_BUFFER_NEVER_UNMARKS = SOLUTION.edited_answer(
+    MINI_CORRECT,
+    """
 -        if persistent:
 -            self._non_persistent_buffers_set.discard(name)
 -        else:
 +        if not persistent:
-""")
+""",
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: Traversal
@@ -218,13 +252,18 @@ TRAVERSAL_CORRECT = '''class Traversal:
         return found
 '''
 
-SOLUTION.student("parameter_keeps_submodule", {"mini_module": MINI_PARAMETER_KEEPS_SUBMODULE,
-                  "traversal": TRAVERSAL_CORRECT},
-                 (2, 3.33, 2, 4, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 2})
+SOLUTION.student(
+    "parameter_keeps_submodule",
+    {"mini_module": MINI_PARAMETER_KEEPS_SUBMODULE, "traversal": TRAVERSAL_CORRECT},
+    (2, 3.33, 2, 4, 0, 0, 0, 0),
+    breaks={"test_mini_module_hidden": 2},
+)
 
 # named_parameters walks _modules on its own, without remembering anything: a shared submodule's
 # parameters come out under every name, and a tied parameter twice.
-TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = SOLUTION.edited_answer(
+    TRAVERSAL_CORRECT,
+    """
 -        return self._named_members("_parameters")
 +        def walk(module, prefix):
 +            for key, parameter in module._parameters.items():
@@ -235,64 +274,96 @@ TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED = SOLUTION.edited_answer(TRAVERSAL_CORRECT
 +                    yield from walk(child, prefix + key + ".")
 +
 +        return list(walk(self, ""))
-""")
+""",
+)
 
-SOLUTION.student("parameters_not_deduplicated", {"mini_module": MINI_CORRECT,
-                  "traversal": TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED},
-                 (2, 4, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 4})
+SOLUTION.student(
+    "parameters_not_deduplicated",
+    {"mini_module": MINI_CORRECT, "traversal": TRAVERSAL_PARAMETERS_NOT_DEDUPLICATED},
+    (2, 4, 0, 3.43, 0, 0, 0, 0),
+    breaks={"test_traversal_hidden": 4},
+)
 
 # Breadth first: a queue instead of a stack. Right on flat trees, wrong order (and wrong names for shared
 # modules) as soon as a subtree is deeper than its neighbours.
-TRAVERSAL_BREADTH_FIRST = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+TRAVERSAL_BREADTH_FIRST = SOLUTION.edited_answer(
+    TRAVERSAL_CORRECT,
+    """
 -            name, module = stack.pop()
 +            name, module = stack.pop(0)
 @@
 -            stack.extend(reversed(children))  # the first child is popped first
 +            stack.extend(children)
-""")
+""",
+)
 
-SOLUTION.student("breadth_first_walk", {"traversal": TRAVERSAL_BREADTH_FIRST},
-                 (0, 0, 2, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 2})
+SOLUTION.student(
+    "breadth_first_walk",
+    {"traversal": TRAVERSAL_BREADTH_FIRST},
+    (0, 0, 2, 3.43, 0, 0, 0, 0),
+    breaks={"test_traversal_hidden": 2},
+)
 
 # Pairs as lists: [name, module] reads like a pair, but nn.Module gives tuples.
-TRAVERSAL_LIST_PAIRS = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+TRAVERSAL_LIST_PAIRS = SOLUTION.edited_answer(
+    TRAVERSAL_CORRECT,
+    """
 -            found.append((name, module))
 +            found.append([name, module])
 @@
 -                found.append((f"{prefix}.{key}" if prefix else key, value))
 +                found.append([f"{prefix}.{key}" if prefix else key, value])
-""")
+""",
+)
 
-SOLUTION.student("list_pairs", {"traversal": TRAVERSAL_LIST_PAIRS},
-                 (0, 0, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 1})
+SOLUTION.student(
+    "list_pairs", {"traversal": TRAVERSAL_LIST_PAIRS}, (0, 0, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 1}
+)
 
 # named_modules remembers nothing: a shared submodule is yielded (and walked) once per name.
-TRAVERSAL_MODULES_NOT_DEDUPLICATED = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+TRAVERSAL_MODULES_NOT_DEDUPLICATED = SOLUTION.edited_answer(
+    TRAVERSAL_CORRECT,
+    """
 -            if id(module) in seen:
 -                continue
-""")
+""",
+)
 
-SOLUTION.student("modules_not_deduplicated", {"traversal": TRAVERSAL_MODULES_NOT_DEDUPLICATED},
-                 (0, 0, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 3})
+SOLUTION.student(
+    "modules_not_deduplicated",
+    {"traversal": TRAVERSAL_MODULES_NOT_DEDUPLICATED},
+    (0, 0, 0, 3.43, 0, 0, 0, 0),
+    breaks={"test_traversal_hidden": 3},
+)
 
 # named_buffers leaves out the non-persistent buffers, as state_dict() does: persistence is state_dict's business.
-TRAVERSAL_BUFFERS_PERSISTENT_ONLY = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+TRAVERSAL_BUFFERS_PERSISTENT_ONLY = SOLUTION.edited_answer(
+    TRAVERSAL_CORRECT,
+    """
 -                if value is None or id(value) in seen:
 +                if value is None or id(value) in seen or key in vars(module)["_non_persistent_buffers_set"]:
-""")
+""",
+)
 
 # named_modules marks each module it reaches in the module itself and never clears the mark: the first call is
 # right, every later call finds the tree already walked.
-TRAVERSAL_MARKS_STAY = SOLUTION.edited_answer(TRAVERSAL_CORRECT, """
+TRAVERSAL_MARKS_STAY = SOLUTION.edited_answer(
+    TRAVERSAL_CORRECT,
+    """
 -            if id(module) in seen:
 +            if vars(module).get("_walked"):
 @@
 -            seen.add(id(module))
 +            vars(module)["_walked"] = True
-""")
+""",
+)
 
-SOLUTION.student("walk_marks_stay", {"mini_module": MINI_CORRECT, "traversal": TRAVERSAL_MARKS_STAY},
-                 (2, 4, 0, 3.43, 0, 0, 0, 0), breaks={"test_traversal_hidden": 6})
+SOLUTION.student(
+    "walk_marks_stay",
+    {"mini_module": MINI_CORRECT, "traversal": TRAVERSAL_MARKS_STAY},
+    (2, 4, 0, 3.43, 0, 0, 0, 0),
+    breaks={"test_traversal_hidden": 6},
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 3: StateDict
@@ -367,38 +438,59 @@ STATE_DICT_CORRECT = '''class StateDict:
         return LoadResult(missing, unexpected)
 '''
 
-SOLUTION.student("module_before_parameter_name", {"mini_module": MINI_MODULE_BEFORE_PARAMETER_NAME,
-                  "state_dict": STATE_DICT_CORRECT},
-                 (2, 3.33, 0, 0, 2, 4, 0, 0))
-SOLUTION.student("buffer_never_unmarks", {"mini_module": MINI_BUFFER_NEVER_UNMARKS, "state_dict": STATE_DICT_CORRECT},
-                 (2, 3.33, 0, 0, 2, 4, 0, 0), breaks={"test_mini_module_hidden": 5})
+SOLUTION.student(
+    "module_before_parameter_name",
+    {"mini_module": MINI_MODULE_BEFORE_PARAMETER_NAME, "state_dict": STATE_DICT_CORRECT},
+    (2, 3.33, 0, 0, 2, 4, 0, 0),
+)
+SOLUTION.student(
+    "buffer_never_unmarks",
+    {"mini_module": MINI_BUFFER_NEVER_UNMARKS, "state_dict": STATE_DICT_CORRECT},
+    (2, 3.33, 0, 0, 2, 4, 0, 0),
+    breaks={"test_mini_module_hidden": 5},
+)
 
 # state_dict() saves every buffer, the non-persistent ones included.
-STATE_DICT_KEEPS_NON_PERSISTENT = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_KEEPS_NON_PERSISTENT = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
 +        result = OrderedDict((prefix + key, value.detach()) for key, value in self._parameters.items()
 +                             if value is not None)
 +        for key, value in self._buffers.items():
 +            if value is not None:
 +                result[prefix + key] = value.detach()
-""")
+""",
+)
 
-SOLUTION.student("state_dict_keeps_non_persistent", {"traversal": TRAVERSAL_CORRECT,
-                  "state_dict": STATE_DICT_KEEPS_NON_PERSISTENT},
-                 (0, 0, 2, 4, 0, 3.56, 0, 0), breaks={"test_state_dict_hidden": 1})
+SOLUTION.student(
+    "state_dict_keeps_non_persistent",
+    {"traversal": TRAVERSAL_CORRECT, "state_dict": STATE_DICT_KEEPS_NON_PERSISTENT},
+    (0, 0, 2, 4, 0, 3.56, 0, 0),
+    breaks={"test_state_dict_hidden": 1},
+)
 
 # Under strict=True only missing keys raise: unexpected keys are returned as if strict were False.
-STATE_DICT_STRICT_IGNORES_UNEXPECTED = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_STRICT_IGNORES_UNEXPECTED = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -        if strict and unexpected:
 +        if strict and unexpected and not unexpected:
-""")
+""",
+)
 
-SOLUTION.student("strict_ignores_unexpected", {"state_dict": STATE_DICT_STRICT_IGNORES_UNEXPECTED},
-                 (0, 0, 0, 0, 0, 3.56, 0, 0), breaks={"test_state_dict_hidden": 7})
+SOLUTION.student(
+    "strict_ignores_unexpected",
+    {"state_dict": STATE_DICT_STRICT_IGNORES_UNEXPECTED},
+    (0, 0, 0, 0, 0, 3.56, 0, 0),
+    breaks={"test_state_dict_hidden": 7},
+)
 
 # Checks everything first and copies only when the whole load succeeds: tidy, but nn.Module copies every
 # matching entry before it raises, so after a failed strict load the two models differ.
-STATE_DICT_COPIES_ONLY_WHEN_CLEAN = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_COPIES_ONLY_WHEN_CLEAN = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -        missing, unexpected, errors = [], [], []
 +        missing, unexpected, errors, pending = [], [], [], []
 @@
@@ -411,11 +503,14 @@ STATE_DICT_COPIES_ONLY_WHEN_CLEAN = SOLUTION.edited_answer(STATE_DICT_CORRECT, "
 +            with torch.no_grad():
 +                for tensor, value in pending:
 +                    tensor.copy_(value)
-""")
+""",
+)
 
 # Unexpected keys as "every key of the checkpoint that state_dict() does not have", in checkpoint order:
 # the order differs from nn.Module's (module by module), and a key under a None submodule is reported.
-STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -            for key in checkpoint:
 -                if not key.startswith(prefix):
 -                    continue
@@ -428,13 +523,20 @@ STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE = SOLUTION.edited_answer(STATE_DICT_CORR
 +            if module is self:
 +                known = set(self.state_dict())
 +                unexpected.extend(key for key in checkpoint if key not in known)
-""")
+""",
+)
 
-SOLUTION.student("unexpected_by_set_difference", {"state_dict": STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE},
-                 (0, 0, 0, 0, 2, 3.56, 0, 0), breaks={"test_state_dict_hidden": 6})
+SOLUTION.student(
+    "unexpected_by_set_difference",
+    {"state_dict": STATE_DICT_UNEXPECTED_BY_SET_DIFFERENCE},
+    (0, 0, 0, 0, 2, 3.56, 0, 0),
+    breaks={"test_state_dict_hidden": 6},
+)
 
 # state_dict() borrows named_modules' memo: a submodule registered under two names is saved under the first only.
-STATE_DICT_SKIPS_SHARED = SOLUTION.edited_answer(STATE_DICT_CORRECT, '''
+STATE_DICT_SKIPS_SHARED = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    '''
 -    def state_dict(self, prefix=""):
 +    def state_dict(self, prefix="", seen=None):
 @@
@@ -446,48 +548,81 @@ STATE_DICT_SKIPS_SHARED = SOLUTION.edited_answer(STATE_DICT_CORRECT, '''
 -                result.update(child.state_dict(prefix + key + "."))
 +            if child is not None and id(child) not in seen:
 +                result.update(child.state_dict(prefix + key + ".", seen))
-''')
+''',
+)
 
-SOLUTION.student("state_dict_skips_shared", {"state_dict": STATE_DICT_SKIPS_SHARED},
-                 (0, 0, 0, 0, 0, 3.56, 0, 0), breaks={"test_state_dict_hidden": 2})
+SOLUTION.student(
+    "state_dict_skips_shared",
+    {"state_dict": STATE_DICT_SKIPS_SHARED},
+    (0, 0, 0, 0, 0, 3.56, 0, 0),
+    breaks={"test_state_dict_hidden": 2},
+)
 
 # The values are the registered tensors themselves, not detached: a saved Parameter still requires grad.
-STATE_DICT_NOT_DETACHED = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_NOT_DETACHED = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
 +        result = OrderedDict((prefix + key, value) for key, value in self._own_tensors().items())
-""")
+""",
+)
 
-SOLUTION.student("state_dict_not_detached", {"traversal": TRAVERSAL_CORRECT, "state_dict": STATE_DICT_NOT_DETACHED},
-                 (0, 0, 2, 4, 0, 3.56, 0, 0), breaks={"test_state_dict_hidden": 3})
+SOLUTION.student(
+    "state_dict_not_detached",
+    {"traversal": TRAVERSAL_CORRECT, "state_dict": STATE_DICT_NOT_DETACHED},
+    (0, 0, 2, 4, 0, 3.56, 0, 0),
+    breaks={"test_state_dict_hidden": 3},
+)
 
 # No mapping check: dict(state_dict) happily turns a list of (key, tensor) pairs into a checkpoint.
-STATE_DICT_ACCEPTS_PAIRS = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_ACCEPTS_PAIRS = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -        if not isinstance(state_dict, Mapping):
 -            raise TypeError(f"a checkpoint must be a mapping, not {type(state_dict).__name__}")
-""")
+""",
+)
 
-SOLUTION.student("load_accepts_pairs", {"state_dict": STATE_DICT_ACCEPTS_PAIRS},
-                 (0, 0, 0, 0, 2, 3.56, 0, 0), breaks={"test_state_dict_hidden": 4})
+SOLUTION.student(
+    "load_accepts_pairs",
+    {"state_dict": STATE_DICT_ACCEPTS_PAIRS},
+    (0, 0, 0, 0, 2, 3.56, 0, 0),
+    breaks={"test_state_dict_hidden": 4},
+)
 
 # Assigns the checkpoint's tensor as the data instead of copying into it: the module keeps its tensor object,
 # but takes the checkpoint's dtype (and memory).
-STATE_DICT_ASSIGNS_DATA = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_ASSIGNS_DATA = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -                    with torch.no_grad():
 -                        tensor.copy_(value)
 +                    tensor.data = value
-""")
+""",
+)
 
-SOLUTION.student("load_assigns_data", {"state_dict": STATE_DICT_ASSIGNS_DATA},
-                 (0, 0, 0, 0, 2, 3.56, 0, 0), breaks={"test_state_dict_hidden": 5})
+SOLUTION.student(
+    "load_assigns_data",
+    {"state_dict": STATE_DICT_ASSIGNS_DATA},
+    (0, 0, 0, 0, 2, 3.56, 0, 0),
+    breaks={"test_state_dict_hidden": 5},
+)
 
 # Returns a plain tuple (missing, unexpected) instead of the LoadResult named tuple.
-STATE_DICT_RETURNS_TUPLE = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_RETURNS_TUPLE = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -        return LoadResult(missing, unexpected)
 +        return missing, unexpected
-""")
+""",
+)
 
-SOLUTION.student("load_returns_tuple", {"state_dict": STATE_DICT_RETURNS_TUPLE},
-                 (0, 0, 0, 0, 2, 3.56, 0, 0), breaks={"test_state_dict_hidden": 8})
+SOLUTION.student(
+    "load_returns_tuple",
+    {"state_dict": STATE_DICT_RETURNS_TUPLE},
+    (0, 0, 0, 0, 2, 3.56, 0, 0),
+    breaks={"test_state_dict_hidden": 8},
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 4: HookHandle and ModesAndHooks
@@ -558,89 +693,146 @@ class ModesAndHooks:
         return result
 '''
 
-SOLUTION.student("getattr_recurses", {"mini_module": MINI_GETATTR_RECURSES, "modes_and_hooks": MODES_CORRECT},
-                 (0, 3.33, 0, 0, 0, 0, 2, 4), breaks={"test_mini_module_hidden": 3})
-SOLUTION.student("copies_only_when_clean", {"state_dict": STATE_DICT_COPIES_ONLY_WHEN_CLEAN,
-                  "modes_and_hooks": MODES_CORRECT},
-                 (0, 0, 0, 0, 2, 3.11, 2, 4))
-SOLUTION.student("delattr_keeps_mark", {"mini_module": MINI_DELATTR_KEEPS_MARK, "modes_and_hooks": MODES_CORRECT},
-                 (0, 3.33, 0, 0, 0, 0, 2, 4), breaks={"test_mini_module_hidden": 4})
-SOLUTION.student("buffers_persistent_only", {"traversal": TRAVERSAL_BUFFERS_PERSISTENT_ONLY,
-                  "modes_and_hooks": MODES_CORRECT},
-                 (0, 0, 0, 3.43, 0, 0, 2, 4), breaks={"test_traversal_hidden": 5})
+SOLUTION.student(
+    "getattr_recurses",
+    {"mini_module": MINI_GETATTR_RECURSES, "modes_and_hooks": MODES_CORRECT},
+    (0, 3.33, 0, 0, 0, 0, 2, 4),
+    breaks={"test_mini_module_hidden": 3},
+)
+SOLUTION.student(
+    "copies_only_when_clean",
+    {"state_dict": STATE_DICT_COPIES_ONLY_WHEN_CLEAN, "modes_and_hooks": MODES_CORRECT},
+    (0, 0, 0, 0, 2, 3.11, 2, 4),
+)
+SOLUTION.student(
+    "delattr_keeps_mark",
+    {"mini_module": MINI_DELATTR_KEEPS_MARK, "modes_and_hooks": MODES_CORRECT},
+    (0, 3.33, 0, 0, 0, 0, 2, 4),
+    breaks={"test_mini_module_hidden": 4},
+)
+SOLUTION.student(
+    "buffers_persistent_only",
+    {"traversal": TRAVERSAL_BUFFERS_PERSISTENT_ONLY, "modes_and_hooks": MODES_CORRECT},
+    (0, 0, 0, 3.43, 0, 0, 2, 4),
+    breaks={"test_traversal_hidden": 5},
+)
 # Not a wrong answer: parts 2 and 4 done, parts 1 and 3 left as released. Parts 2 and 4 must still earn
 # their 12 points: the parts are graded independently.
-SOLUTION.student("parts_2_and_4_only", {"traversal": TRAVERSAL_CORRECT, "modes_and_hooks": MODES_CORRECT},
-                 (0, 0, 2, 4, 0, 0, 2, 4))
-SOLUTION.control("alternative_correct", {"mini_module": MINI_CORRECT,
-                                         "traversal": TRAVERSAL_CORRECT,
-                                         "state_dict": STATE_DICT_CORRECT,
-                                         "modes_and_hooks": MODES_CORRECT})
+SOLUTION.student(
+    "parts_2_and_4_only", {"traversal": TRAVERSAL_CORRECT, "modes_and_hooks": MODES_CORRECT}, (0, 0, 2, 4, 0, 0, 2, 4)
+)
+SOLUTION.control(
+    "alternative_correct",
+    {
+        "mini_module": MINI_CORRECT,
+        "traversal": TRAVERSAL_CORRECT,
+        "state_dict": STATE_DICT_CORRECT,
+        "modes_and_hooks": MODES_CORRECT,
+    },
+)
 
 # train() sets the flag of the module it is called on and stops there, like `module.training = mode`.
-MODES_TRAIN_ROOT_ONLY = SOLUTION.edited_answer(MODES_CORRECT, """
+MODES_TRAIN_ROOT_ONLY = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    """
 -            stack.extend(child for child in module._modules.values() if child is not None)
-""")
+""",
+)
 
-SOLUTION.student("train_sets_root_only", {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_TRAIN_ROOT_ONLY},
-                 (2, 4, 0, 0, 0, 0, 0, 3))
+SOLUTION.student(
+    "train_sets_root_only",
+    {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_TRAIN_ROOT_ONLY},
+    (2, 4, 0, 0, 0, 0, 0, 3),
+)
 
 # remove() deletes without looking: the second call raises KeyError.
-MODES_REMOVE_RAISES_SECOND_TIME = SOLUTION.edited_answer(MODES_CORRECT, """
+MODES_REMOVE_RAISES_SECOND_TIME = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    """
 -        if self.key in self.table:
 -            del self.table[self.key]
 +        del self.table[self.key]
-""")
+""",
+)
 
-SOLUTION.student("remove_raises_second_time", {"modes_and_hooks": MODES_REMOVE_RAISES_SECOND_TIME},
-                 (0, 0, 0, 0, 0, 0, 0, 3.5))
+SOLUTION.student(
+    "remove_raises_second_time", {"modes_and_hooks": MODES_REMOVE_RAISES_SECOND_TIME}, (0, 0, 0, 0, 0, 0, 0, 3.5)
+)
 
 # The key of a new hook is the size of its table: after a removal, a new hook can take the key of one that
 # is still there and overwrite it, and an old handle then removes a newer hook.
-MODES_KEYS_BY_TABLE_LENGTH = SOLUTION.edited_answer(MODES_CORRECT, """
+MODES_KEYS_BY_TABLE_LENGTH = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    """
 -        self.key = next(HookHandle.ids)
 +        self.key = len(table)
-""")
+""",
+)
 
-SOLUTION.student("hook_keys_by_table_length", {"state_dict": STATE_DICT_CORRECT,
-                  "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH},
-                 (0, 0, 0, 0, 2, 4, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 3})
+SOLUTION.student(
+    "hook_keys_by_table_length",
+    {"state_dict": STATE_DICT_CORRECT, "modes_and_hooks": MODES_KEYS_BY_TABLE_LENGTH},
+    (0, 0, 0, 0, 2, 4, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 3},
+)
 
 # `mode not in (True, False)` lets 1 and 0 through, since 1 == True and 0 == False.
-MODES_TRAIN_ACCEPTS_INTS = SOLUTION.edited_answer(MODES_CORRECT, """
+MODES_TRAIN_ACCEPTS_INTS = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    """
 -        if type(mode) is not bool:
 +        if mode not in (True, False):
-""")
+""",
+)
 
-SOLUTION.student("train_accepts_ints", {"modes_and_hooks": MODES_TRAIN_ACCEPTS_INTS},
-                 (0, 0, 0, 0, 0, 0, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 1})
+SOLUTION.student(
+    "train_accepts_ints",
+    {"modes_and_hooks": MODES_TRAIN_ACCEPTS_INTS},
+    (0, 0, 0, 0, 0, 0, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 1},
+)
 
 # __call__ hands the forward hooks the arguments as they came in, not as the pre-hooks left them.
-MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(MODES_CORRECT, '''
+MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    '''
          """module(*args, **kwargs): the pre-hooks, forward, then the forward hooks."""
 +        original = args
 @@
 -            replaced = hook(self, args, result)
 +            replaced = hook(self, original, result)
-''')
+''',
+)
 
-SOLUTION.student("forward_hooks_see_original_args", {"traversal": TRAVERSAL_CORRECT,
-                  "modes_and_hooks": MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS},
-                 (0, 0, 2, 4, 0, 0, 0, 3.5), breaks={"test_modes_and_hooks_hidden": 7})
+SOLUTION.student(
+    "forward_hooks_see_original_args",
+    {"traversal": TRAVERSAL_CORRECT, "modes_and_hooks": MODES_FORWARD_HOOKS_SEE_ORIGINAL_ARGS},
+    (0, 0, 2, 4, 0, 0, 0, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 7},
+)
 
 # eval() sets the flag of the module it is called on only, instead of calling train(False).
-MODES_EVAL_ROOT_ONLY = SOLUTION.edited_answer(MODES_CORRECT, """
+MODES_EVAL_ROOT_ONLY = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    """
 -        return self.train(False)
 +        self.training = False
 +        return self
-""")
+""",
+)
 
-SOLUTION.student("eval_root_only", {"modes_and_hooks": MODES_EVAL_ROOT_ONLY},
-                 (0, 0, 0, 0, 0, 0, 0, 3.5), breaks={"test_modes_and_hooks_hidden": 2})
+SOLUTION.student(
+    "eval_root_only",
+    {"modes_and_hooks": MODES_EVAL_ROOT_ONLY},
+    (0, 0, 0, 0, 0, 0, 0, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 2},
+)
 
 # remove() looks its hook up by value: it deletes the first entry holding the same callable, which is another
 # handle's entry when one callable was registered twice.
-MODES_REMOVE_BY_CALLABLE = SOLUTION.edited_answer(MODES_CORRECT, """
+MODES_REMOVE_BY_CALLABLE = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    """
 -    def __init__(self, table):
 +    def __init__(self, table, hook=None):
 @@
@@ -656,31 +848,50 @@ MODES_REMOVE_BY_CALLABLE = SOLUTION.edited_answer(MODES_CORRECT, """
 @@
 -        handle = HookHandle(table)
 +        handle = HookHandle(table, hook)
-""")
+""",
+)
 
-SOLUTION.student("remove_by_callable", {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_REMOVE_BY_CALLABLE},
-                 (2, 4, 0, 0, 0, 0, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 4})
+SOLUTION.student(
+    "remove_by_callable",
+    {"mini_module": MINI_CORRECT, "modes_and_hooks": MODES_REMOVE_BY_CALLABLE},
+    (2, 4, 0, 0, 0, 0, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 4},
+)
 
 # Every pre-hook gets the arguments the module was called with, not the ones the previous pre-hook returned.
-MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(MODES_CORRECT, '''
+MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    '''
          """module(*args, **kwargs): the pre-hooks, forward, then the forward hooks."""
 +        original = args
 @@
 -            new_args = hook(self, args)
 +            new_args = hook(self, original)
-''')
+''',
+)
 
-SOLUTION.student("pre_hooks_see_original_args", {"modes_and_hooks": MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS},
-                 (0, 0, 0, 0, 0, 0, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 5})
+SOLUTION.student(
+    "pre_hooks_see_original_args",
+    {"modes_and_hooks": MODES_PRE_HOOKS_SEE_ORIGINAL_ARGS},
+    (0, 0, 0, 0, 0, 0, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 5},
+)
 
 # The keyword arguments never reach forward.
-MODES_KWARGS_DROPPED = SOLUTION.edited_answer(MODES_CORRECT, """
+MODES_KWARGS_DROPPED = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    """
 -        result = self.forward(*args, **kwargs)
 +        result = self.forward(*args)
-""")
+""",
+)
 
-SOLUTION.student("kwargs_dropped", {"modes_and_hooks": MODES_KWARGS_DROPPED},
-                 (0, 0, 0, 0, 0, 0, 2, 3.5), breaks={"test_modes_and_hooks_hidden": 6})
+SOLUTION.student(
+    "kwargs_dropped",
+    {"modes_and_hooks": MODES_KWARGS_DROPPED},
+    (0, 0, 0, 0, 0, 0, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 6},
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Shortcuts the contract forbids: borrowing nn.Module's machinery (each part's last rule)
@@ -693,15 +904,21 @@ MINI_BORROWS_REGISTER_BUFFER = (
     + "    register_buffer = nn.Module.register_buffer  # the real one does the checks in the right order\n"
 )
 
-SOLUTION.student("borrows_register_buffer",
-                 {"mini_module": MINI_BORROWS_REGISTER_BUFFER, "traversal": TRAVERSAL_CORRECT},
-                 (0, 0, 2, 4, 0, 0, 0, 0), breaks={"test_mini_module_hidden": 6})
+SOLUTION.student(
+    "borrows_register_buffer",
+    {"mini_module": MINI_BORROWS_REGISTER_BUFFER, "traversal": TRAVERSAL_CORRECT},
+    (0, 0, 2, 4, 0, 0, 0, 0),
+    breaks={"test_mini_module_hidden": 6},
+)
 
 # The whole class derived from nn.Module, the five methods written out (what the contract forbids first of all).
-MINI_DERIVES_FROM_MODULE = SOLUTION.edited_answer(MINI_CORRECT, """
+MINI_DERIVES_FROM_MODULE = SOLUTION.edited_answer(
+    MINI_CORRECT,
+    """
 -class MiniModule:
 +class MiniModule(nn.Module):
-""")
+""",
+)
 
 SOLUTION.student("derives_from_module", {"mini_module": MINI_DERIVES_FROM_MODULE}, (0, 0, 0, 0, 0, 0, 0, 0))
 
@@ -709,29 +926,44 @@ SOLUTION.student("derives_from_module", {"mini_module": MINI_DERIVES_FROM_MODULE
 _NAMED_MODULES = TRAVERSAL_CORRECT[
     TRAVERSAL_CORRECT.index("    def named_modules") : TRAVERSAL_CORRECT.index("    def named_param")
 ]
-TRAVERSAL_BORROWS_NAMED_MODULES = TRAVERSAL_CORRECT.replace(_NAMED_MODULES, '''    def named_modules(self, *walk):
+TRAVERSAL_BORROWS_NAMED_MODULES = TRAVERSAL_CORRECT.replace(
+    _NAMED_MODULES,
+    '''    def named_modules(self, *walk):
         """(qualified name, module) for self and every module below it, each module once."""
         return list(nn.Module.named_modules(self, *walk))  # the children call back with (memo, prefix)
 
-''')
+''',
+)
 
-SOLUTION.student("borrows_named_modules",
-                 {"traversal": TRAVERSAL_BORROWS_NAMED_MODULES, "state_dict": STATE_DICT_CORRECT},
-                 (0, 0, 0, 0, 2, 4, 0, 0), breaks={"test_traversal_hidden": 7})
+SOLUTION.student(
+    "borrows_named_modules",
+    {"traversal": TRAVERSAL_BORROWS_NAMED_MODULES, "state_dict": STATE_DICT_CORRECT},
+    (0, 0, 0, 0, 2, 4, 0, 0),
+    breaks={"test_traversal_hidden": 7},
+)
 
 # state_dict saves each module's own tensors with nn.Module._save_to_state_dict, called on a MiniModule.
-STATE_DICT_BORROWS_SAVE = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_BORROWS_SAVE = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
 +        result = OrderedDict()
 +        nn.Module._save_to_state_dict(self, result, prefix, False)
-""")
+""",
+)
 
-SOLUTION.student("borrows_save_to_state_dict", {"state_dict": STATE_DICT_BORROWS_SAVE}, (0, 0, 0, 0, 0, 0, 0, 0),
-                 breaks={"test_state_dict_hidden": 9})
+SOLUTION.student(
+    "borrows_save_to_state_dict",
+    {"state_dict": STATE_DICT_BORROWS_SAVE},
+    (0, 0, 0, 0, 0, 0, 0, 0),
+    breaks={"test_state_dict_hidden": 9},
+)
 
 # HookHandle is torch's RemovableHandle under another name: ids from torch's counter, remove() from torch.
 _HOOK_HANDLE = MODES_CORRECT[MODES_CORRECT.index("class HookHandle:") : MODES_CORRECT.index("class ModesAndHooks:")]
-MODES_HANDLE_FROM_TORCH = MODES_CORRECT.replace(_HOOK_HANDLE, '''class HookHandle(torch.utils.hooks.RemovableHandle):
+MODES_HANDLE_FROM_TORCH = MODES_CORRECT.replace(
+    _HOOK_HANDLE,
+    '''class HookHandle(torch.utils.hooks.RemovableHandle):
     """What the two register methods return; remove() takes the hook out of its table."""
 
     @property
@@ -739,21 +971,29 @@ MODES_HANDLE_FROM_TORCH = MODES_CORRECT.replace(_HOOK_HANDLE, '''class HookHandl
         return self.id
 
 
-''')
+''',
+)
 
 SOLUTION.student("handle_from_torch", {"modes_and_hooks": MODES_HANDLE_FROM_TORCH}, (0, 0, 0, 0, 0, 0, 0, 0))
 
 # eval is nn.Module's own (it only calls self.train(False), which is this part's): right in every case, and what
 # rule 8 forbids.
-MODES_BORROWS_EVAL = SOLUTION.edited_answer(MODES_CORRECT, '''
+MODES_BORROWS_EVAL = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    '''
 -    def eval(self):
 -        """The same as self.train(False)."""
 -        return self.train(False)
 +    eval = nn.Module.eval  # nn.Module's is just self.train(False)
-''')
+''',
+)
 
-SOLUTION.student("borrows_eval", {"modes_and_hooks": MODES_BORROWS_EVAL}, (0, 0, 0, 0, 0, 0, 0, 0),
-                 breaks={"test_modes_and_hooks_hidden": 8})
+SOLUTION.student(
+    "borrows_eval",
+    {"modes_and_hooks": MODES_BORROWS_EVAL},
+    (0, 0, 0, 0, 0, 0, 0, 0),
+    breaks={"test_modes_and_hooks_hidden": 8},
+)
 
 # A reviewer's answer (issue 25): __getattr__ is nn.Module's, found while it runs through a name built from strings,
 # so nothing of nn.Module is held; the run-time half of rule 6 sees its code run.
@@ -767,14 +1007,19 @@ MINI_GETATTR_BY_STRING = (
     + MINI_CORRECT[MINI_CORRECT.index("    def __delattr__") :]
 )
 
-SOLUTION.student("getattr_by_string", {"mini_module": MINI_GETATTR_BY_STRING, "state_dict": STATE_DICT_CORRECT},
-                 (0, 0, 0, 0, 2, 4, 0, 0))
+SOLUTION.student(
+    "getattr_by_string",
+    {"mini_module": MINI_GETATTR_BY_STRING, "state_dict": STATE_DICT_CORRECT},
+    (0, 0, 0, 0, 2, 4, 0, 0),
+)
 
 # The same borrowing, out of the watch's sight (issue 25's reviews): nn.Module's register_buffer, found by a name
 # built from strings, run with the profiler switched off; named_modules compiled from torch's source when the cell
 # runs; _save_to_state_dict run in a thread that _thread starts; the handle a RemovableHandle made through importlib.
 # The grading sandbox's guard sees each (each part's last rule).
-MINI_REGISTER_BUFFER_PROFILER_OFF = MINI_CORRECT[: MINI_CORRECT.index("    def register_buffer")] + '''\
+MINI_REGISTER_BUFFER_PROFILER_OFF = (
+    MINI_CORRECT[: MINI_CORRECT.index("    def register_buffer")]
+    + '''\
     def register_buffer(self, name, tensor, persistent=True):
         """nn.Module's own, run with the profiler switched off."""
         import sys
@@ -786,9 +1031,9 @@ MINI_REGISTER_BUFFER_PROFILER_OFF = MINI_CORRECT[: MINI_CORRECT.index("    def r
         finally:
             sys.setprofile(profile)
 '''
+)
 
-TRAVERSAL_NAMED_MODULES_FROM_SOURCE = (
-    '''import inspect
+TRAVERSAL_NAMED_MODULES_FROM_SOURCE = """import inspect
 import textwrap
 
 _copied = {}
@@ -796,11 +1041,11 @@ exec("from __future__ import annotations\\n"
      + textwrap.dedent(inspect.getsource(vars(getattr(nn, "Mod" + "ule"))["named_" + "modules"])), _copied)
 
 
-'''
-    + TRAVERSAL_CORRECT.replace(_NAMED_MODULES, '    named_modules = _copied["named_modules"]\n\n')
-)
+""" + TRAVERSAL_CORRECT.replace(_NAMED_MODULES, '    named_modules = _copied["named_modules"]\n\n')
 
-STATE_DICT_SAVE_IN_RAW_THREAD = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
+STATE_DICT_SAVE_IN_RAW_THREAD = SOLUTION.edited_answer(
+    STATE_DICT_CORRECT,
+    """
 -        result = OrderedDict((prefix + key, value.detach()) for key, value in self._own_tensors().items())
 +        import _thread
 +
@@ -809,26 +1054,46 @@ STATE_DICT_SAVE_IN_RAW_THREAD = SOLUTION.edited_answer(STATE_DICT_CORRECT, """
 +        done.acquire()
 +        _thread.start_new_thread(lambda: (save(self, result, prefix, False), done.release()), ())
 +        done.acquire()
-""")
+""",
+)
 
-MODES_HANDLE_WRAPS_REMOVABLE = SOLUTION.edited_answer(MODES_CORRECT, """
+MODES_HANDLE_WRAPS_REMOVABLE = SOLUTION.edited_answer(
+    MODES_CORRECT,
+    """
 -        self.table = table
 -        self.key = next(HookHandle.ids)
 +        import importlib
 +
 +        self.inner = getattr(importlib.import_module("torch.utils." + "hooks"), "Removable" + "Handle")(table)
 +        self.table, self.key = table, self.inner.id
-""")
+""",
+)
 
 for _student, _answers, _points, _rule in (
-    ("register_buffer_profiler_off", {"mini_module": MINI_REGISTER_BUFFER_PROFILER_OFF}, (0, 0, 0, 0, 0, 0, 0, 0),
-     {"test_mini_module_hidden": 6}),
-    ("named_modules_from_source", {"traversal": TRAVERSAL_NAMED_MODULES_FROM_SOURCE}, (0, 0, 0, 0, 0, 0, 0, 0),
-     {"test_traversal_hidden": 7}),
-    ("save_in_raw_thread", {"state_dict": STATE_DICT_SAVE_IN_RAW_THREAD}, (0, 0, 0, 0, 0, 0, 0, 0),
-     {"test_state_dict_hidden": 9}),
-    ("handle_wraps_removable", {"modes_and_hooks": MODES_HANDLE_WRAPS_REMOVABLE}, (0, 0, 0, 0, 0, 0, 0, 0),
-     {"test_modes_and_hooks_hidden": 8}),
+    (
+        "register_buffer_profiler_off",
+        {"mini_module": MINI_REGISTER_BUFFER_PROFILER_OFF},
+        (0, 0, 0, 0, 0, 0, 0, 0),
+        {"test_mini_module_hidden": 6},
+    ),
+    (
+        "named_modules_from_source",
+        {"traversal": TRAVERSAL_NAMED_MODULES_FROM_SOURCE},
+        (0, 0, 0, 0, 0, 0, 0, 0),
+        {"test_traversal_hidden": 7},
+    ),
+    (
+        "save_in_raw_thread",
+        {"state_dict": STATE_DICT_SAVE_IN_RAW_THREAD},
+        (0, 0, 0, 0, 0, 0, 0, 0),
+        {"test_state_dict_hidden": 9},
+    ),
+    (
+        "handle_wraps_removable",
+        {"modes_and_hooks": MODES_HANDLE_WRAPS_REMOVABLE},
+        (0, 0, 0, 0, 0, 0, 0, 0),
+        {"test_modes_and_hooks_hidden": 8},
+    ),
 ):
     SOLUTION.student(_student, _answers, _points, breaks=_rule)
 

@@ -10,7 +10,7 @@ import torch
 import torch.nn.utils.parametrize as parametrize
 from torch import nn
 
-from grader.observing import data, fixed, labelled, plain, raised, seed_torch, seeded, single_thread
+from grader.observing import data, every, fixed, labelled, plain, raised, seed_torch, seeded, single_thread, spanned
 
 
 def boolean(value: object) -> object:
@@ -296,6 +296,56 @@ def export_fixed(export: object) -> list:
     ]
 
 
+class Host(nn.Module):
+    """What part 1's generated cases parametrize: a parameter, a buffer and a non-persistent buffer, each (3, 3),
+    around a child whose keys come between them and the parametrizations' in state_dict()."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(3, 3))
+        self.register_buffer("stat", torch.randn(3, 3))
+        self.register_buffer("mask", torch.randn(3, 3), persistent=False)
+        self.inner = nn.Linear(3, 3)
+
+
+# Part 1's input space: which registry the parametrized tensor sits in (persistent or not), what is registered on
+# it, whether it requires grad, and where its module sits in the model (the root, a child, two levels down, or
+# registered in two places); every pair of unusual values.
+EXPORT_TARGETS = {
+    "a parameter": ["weight"],
+    "a buffer": ["stat"],
+    "a non-persistent buffer": ["mask"],
+    "a parameter and a buffer": ["weight", "stat"],
+}
+EXPORT_STACKS = {
+    "symmetric": lambda: [Symmetric()],
+    "returns original": lambda: [Unchanged()],
+    "scaled then symmetric": lambda: [Scaled(-1.0), Symmetric()],
+}
+EXPORT_PLACES = {
+    "the root": lambda host: host,
+    "a child": lambda host: nn.Sequential(nn.Linear(3, 3), host),
+    "two levels down": lambda host: nn.Sequential(nn.Sequential(nn.ReLU(), host), nn.BatchNorm1d(3)),
+    "two places": lambda host: nn.Sequential(host, nn.ReLU(), nn.Sequential(host)),
+}
+EXPORT_SPACE = {
+    "parametrized": list(EXPORT_TARGETS),
+    "parametrizations": list(EXPORT_STACKS),
+    "requires grad": ["yes", "no"],
+    "module at": list(EXPORT_PLACES),
+}
+
+
+def export_model(point: dict) -> nn.Module:
+    """A generated case's model (seeded by the caller): a Host with the point's parametrizations, placed."""
+    host = Host()
+    host.weight.requires_grad_(point["requires grad"] == "yes")
+    for name in EXPORT_TARGETS[point["parametrized"]]:
+        for parametrization in EXPORT_STACKS[point["parametrizations"]]():
+            parametrize.register_parametrization(host, name, parametrization)
+    return EXPORT_PLACES[point["module at"]](host)
+
+
 @single_thread
 def observe_export_hidden(ns: dict) -> dict:
     export = ns.get("export_plain_state_dict")
@@ -303,7 +353,15 @@ def observe_export_hidden(ns: dict) -> dict:
     rng = Random(EXPORT_SEED)
     seed_torch(EXPORT_SEED)
     cases = sorted((export_case(rng) for _ in range(EXPORT_CASES)), key=lambda case: case[0])
-    return labelled(*fixed_cases, *seeded(cases, lambda _, model: export_seeded(export, model)))
+
+    def generated(point: dict) -> object:
+        seed_torch(EXPORT_SEED)
+        return export_seeded(export, export_model(point))
+
+    space = [(point, "", (point,)) for point in every(EXPORT_SPACE, most=2)]
+    return labelled(
+        *fixed_cases, *spanned(space, generated), *seeded(cases, lambda _, model: export_seeded(export, model))
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -530,6 +588,71 @@ def mixed_ready() -> nn.Module:
     return model
 
 
+def loaded_lazy() -> nn.Module:
+    """A LazyLinear whose parameters a checkpoint already materialized: still lazy until called."""
+    lazy = nn.LazyLinear(3)
+    lazy.load_state_dict(nn.Linear(3, 3).state_dict())
+    return lazy
+
+
+def trained_norm() -> nn.BatchNorm1d:
+    """A BatchNorm1d whose running statistics are not the initial ones."""
+    norm = nn.BatchNorm1d(3)
+    norm(torch.randn(5, 3))
+    return norm
+
+
+# Part 2's input space: what is lazy (nothing, a LazyLinear fresh or loaded, a LazyBatchNorm1d, both), where it sits
+# (the root, a child, two levels down, registered twice), the modes of the model's modules, and whether a trained
+# BatchNorm1d sits next to it; every pair of unusual values. Every layer maps 3 features to 3.
+MATERIALIZE_LAZY = {
+    "nothing lazy": lambda: nn.Linear(3, 3),
+    "LazyLinear": lambda: nn.LazyLinear(3),
+    "a loaded LazyLinear": loaded_lazy,
+    "LazyBatchNorm1d": nn.LazyBatchNorm1d,
+    "LazyLinear and LazyBatchNorm1d": lambda: nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d()),
+}
+MATERIALIZE_PLACES = {
+    "the root": lambda layer: layer,
+    "a child": lambda layer: nn.Sequential(nn.Linear(3, 3), layer, nn.Dropout(0.5)),
+    "two levels down": lambda layer: nn.Sequential(nn.Sequential(nn.ReLU(), nn.Sequential(layer))),
+    "a shared module": lambda layer: nn.Sequential(layer, nn.ReLU(), layer),
+}
+MATERIALIZE_SPACE = {
+    "lazy": list(MATERIALIZE_LAZY),
+    "lazy at": list(MATERIALIZE_PLACES),
+    "modes": ["all training", "all evaluating", "mixed"],
+    "next to": ["nothing", "a trained BatchNorm1d"],
+}
+
+
+def materialize_model(point: dict) -> nn.Module:
+    """A generated case's model (seeded by the caller)."""
+    model = MATERIALIZE_PLACES[point["lazy at"]](MATERIALIZE_LAZY[point["lazy"]]())
+    if point["next to"] == "a trained BatchNorm1d":
+        model = nn.Sequential(trained_norm(), model)
+    if point["modes"] != "all training":
+        model.eval()
+    if point["modes"] == "mixed":
+        for number, module in enumerate(model.modules()):
+            module.training = number % 2 == 0
+    return model
+
+
+def materialize_space_case(materialize: object, point: dict) -> list:
+    """A generated case: whether the model came back, the calls made, then each module's class and flag, each
+    parameter's shape and each buffer's values."""
+    model, returned, calls = materialized(materialize, lambda: materialize_model(point), 4, 3)
+    return [
+        returned is model,
+        calls,
+        [type(m).__name__ for m in model.modules()],
+        [boolean(m.training) for m in model.modules()],
+        [[name, list(p.shape)] for name, p in model.named_parameters()],
+        [[name, data(b)] for name, b in model.named_buffers()],
+    ]
+
+
 @single_thread
 def observe_materialize_hidden(ns: dict) -> dict:
     materialize = ns.get("materialize")
@@ -552,8 +675,13 @@ def observe_materialize_hidden(ns: dict) -> dict:
         x = torch.randn(4, width, generator=gen)  # drawn in the test's order whatever the call does
         return after_materialize(materialize, model, counter, x)
 
-    return labelled(*fixed_cases, *seeded(cases, case))
+    space = [(point, "", (point,)) for point in every(MATERIALIZE_SPACE, most=2)]
+    generated = spanned(space, lambda point: materialize_space_case(materialize, point))
+    return labelled(*fixed_cases, *generated, *seeded(cases, case))
 
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {"test_export_hidden": EXPORT_SPACE, "test_materialize_hidden": MATERIALIZE_SPACE}
 
 OBSERVERS = {
     "test_export_hidden": observe_export_hidden,

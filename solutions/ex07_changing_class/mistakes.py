@@ -3,9 +3,10 @@
 from grader.scripted import Solution
 
 # The students' points are given for the notebook's graded test cells, in this order.
-SOLUTION = Solution(__file__, points_of=(
-    "test_export_visible", "test_export_hidden",
-    "test_materialize_visible", "test_materialize_hidden"))
+SOLUTION = Solution(
+    __file__,
+    points_of=("test_export_visible", "test_export_hidden", "test_materialize_visible", "test_materialize_hidden"),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: export_plain_state_dict
@@ -34,7 +35,9 @@ SOLUTION.student("export_removes_on_model", {"export_plain_state_dict": EXPORT_R
 
 # Removes them from a deep copy: the copy shares its generated class with the model, so removing the property
 # from the copy's class breaks the model (and the key order follows the copy, not the model).
-EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, """
+EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(
+    EXPORT_REMOVES_ON_MODEL,
+    """
 -    for module in model.modules():
 +    import copy
 +
@@ -43,7 +46,8 @@ EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, """
 @@
 -    return dict(model.state_dict())
 +    return dict(plain.state_dict())
-""")
+""",
+)
 
 SOLUTION.student("export_deepcopy_remove", {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE}, (0, 1, 0, 0))
 
@@ -69,10 +73,13 @@ EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
 SOLUTION.student("export_keeps_graph", {"export_plain_state_dict": EXPORT_KEEPS_GRAPH}, (0, 3, 0, 0))
 
 # Walks named_modules() with its default de-duplication: a shared module's second prefix keeps its old key.
-EXPORT_FIRST_NAME_ONLY = SOLUTION.edited("export_plain_state_dict", """
+EXPORT_FIRST_NAME_ONLY = SOLUTION.edited(
+    "export_plain_state_dict",
+    """
 -    for prefix, module in model.named_modules(remove_duplicate=False):
 +    for prefix, module in model.named_modules():
-""")
+""",
+)
 
 SOLUTION.student("export_first_name_only", {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY}, (2, 2, 0, 0))
 
@@ -93,20 +100,29 @@ EXPORT_CORRECT_BY_KEY = '''def export_plain_state_dict(model):
 '''
 
 # Applies only the first parametrization of each name: right for one, wrong when two are stacked.
-EXPORT_FIRST_PARAMETRIZATION_ONLY = SOLUTION.edited_answer(EXPORT_CORRECT_BY_KEY, """
+EXPORT_FIRST_PARAMETRIZATION_ONLY = SOLUTION.edited_answer(
+    EXPORT_CORRECT_BY_KEY,
+    """
 -                value = getattr(holder, name).detach()
 -                key = head + name
 -            plain[key] = value
 +                plain[head + name] = holder.parametrizations[name][0](value).detach()
 +            else:
 +                plain[key] = value
-""")
+""",
+)
 
-SOLUTION.student("export_first_parametrization_only", {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
-                 (2, 3, 0, 0), breaks={"test_export_hidden": 3})
+SOLUTION.student(
+    "export_first_parametrization_only",
+    {"export_plain_state_dict": EXPORT_FIRST_PARAMETRIZATION_ONLY},
+    (2, 3, 0, 0),
+    breaks={"test_export_hidden": 3},
+)
 
 # Puts the plain entries first and the computed ones at the end: right keys and values, wrong order.
-EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(EXPORT_FIRST_PARAMETRIZATION_ONLY, """
+EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(
+    EXPORT_FIRST_PARAMETRIZATION_ONLY,
+    """
 -    plain = {}
 +    plain, computed = {}, {}
 @@
@@ -115,24 +131,34 @@ EXPORT_APPENDS_AT_END = SOLUTION.edited_answer(EXPORT_FIRST_PARAMETRIZATION_ONLY
 @@
 -    return plain
 +    return {**plain, **computed}
-""")
+""",
+)
 
-SOLUTION.student("export_appends_at_end", {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
-                 (0, 3, 0, 0), breaks={"test_export_hidden": 2})
+SOLUTION.student(
+    "export_appends_at_end",
+    {"export_plain_state_dict": EXPORT_APPENDS_AT_END},
+    (0, 3, 0, 0),
+    breaks={"test_export_hidden": 2},
+)
 
 # Builds the result as state_dict() does, in an OrderedDict: right keys and values, but not exactly a dict.
-EXPORT_ORDERED_DICT = SOLUTION.edited("export_plain_state_dict", '''
+EXPORT_ORDERED_DICT = SOLUTION.edited(
+    "export_plain_state_dict",
+    '''
      """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
 +    from collections import OrderedDict
 +
 @@
 -    plain = {}
 +    plain = OrderedDict()
-''')
+''',
+)
 
 # Notes the keys first, then removes every parametrization from the model itself (leave_parametrized=True) and reads
 # the plain values back in the noted order: right keys, order and values, and the model is changed for good.
-EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, '''
+EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(
+    EXPORT_REMOVES_ON_MODEL,
+    '''
      """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
 +    import re
 +
@@ -141,10 +167,40 @@ EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(EXPORT_REMOVES_ON_MODEL, '
 -    return dict(model.state_dict())
 +    state = model.state_dict()
 +    return {key: state[key] for key in keys}
-''')
+''',
+)
 
-SOLUTION.student("export_removes_keeping_order", {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
-                 (0, 3, 0, 0), breaks={"test_export_hidden": 4})
+SOLUTION.student(
+    "export_removes_keeping_order",
+    {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
+    (0, 3, 0, 0),
+    breaks={"test_export_hidden": 4},
+)
+
+# Finds the stored originals among the parameters: a parametrization registered on a buffer keeps its
+# parametrizations.<name>.original key and its stored value (issue 28).
+EXPORT_PARAMETERS_ONLY = SOLUTION.edited(
+    "export_plain_state_dict",
+    """
+-    for prefix, module in model.named_modules(remove_duplicate=False):
+-        if parametrize.is_parametrized(module):
+-            dotted = f"{prefix}." if prefix else ""
+-            for name in module.parametrizations:
+-                stored[f"{dotted}parametrizations.{name}.original"] = (f"{dotted}{name}", module, name)
++    for key, _ in model.named_parameters(remove_duplicate=False):  # where the originals are stored
++        if key.endswith(".original"):
++            path, _, name = key.removesuffix(".original").rpartition(".")
++            prefix = path.removesuffix("parametrizations")
++            stored[key] = (f"{prefix}{name}", model.get_submodule(prefix.removesuffix(".")), name)
+""",
+)
+
+SOLUTION.student(
+    "export_parameters_only",
+    {"export_plain_state_dict": EXPORT_PARAMETERS_ONLY},
+    (2, 2.0, 0, 0),
+    generated_only=("test_export_hidden",),
+)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -165,24 +221,34 @@ MATERIALIZE_TRAIN_AFTER = '''def materialize(model, *args):
 SOLUTION.student("materialize_train_after", {"materialize": MATERIALIZE_TRAIN_AFTER}, (0, 0, 0, 2.67))
 
 # Restores the root's flag with train(mode): train() recurses, so mixed modes are lost.
-MATERIALIZE_ROOT_FLAG_ONLY = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
+MATERIALIZE_ROOT_FLAG_ONLY = SOLUTION.edited_answer(
+    MATERIALIZE_TRAIN_AFTER,
+    """
      if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
 +        was_training = model.training
 @@
 -        model.train()
 +        model.train(was_training)
-""")
+""",
+)
 
-SOLUTION.student("materialize_root_flag_only", {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
-                 (0, 0, 0, 2.67), breaks={"test_materialize_hidden": 3})
+SOLUTION.student(
+    "materialize_root_flag_only",
+    {"materialize": MATERIALIZE_ROOT_FLAG_ONLY},
+    (0, 0, 0, 2.67),
+    breaks={"test_materialize_hidden": 3},
+)
 
 # Runs the dry call in whatever mode the model is in: norm layers in training mode count the batch and move
 # their running statistics.
-MATERIALIZE_KEEPS_MODE = SOLUTION.edited_answer(MATERIALIZE_TRAIN_AFTER, """
+MATERIALIZE_KEEPS_MODE = SOLUTION.edited_answer(
+    MATERIALIZE_TRAIN_AFTER,
+    """
 -        model.eval()
 @@
 -        model.train()
-""")
+""",
+)
 
 SOLUTION.student("materialize_keeps_mode", {"materialize": MATERIALIZE_KEEPS_MODE}, (0, 0, 0, 2.67))
 
@@ -199,11 +265,17 @@ MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
     return model
 '''
 
-SOLUTION.student("materialize_always_calls", {"materialize": MATERIALIZE_ALWAYS_CALLS},
-                 (0, 0, 0, 2.67), breaks={"test_materialize_hidden": 2})
+SOLUTION.student(
+    "materialize_always_calls",
+    {"materialize": MATERIALIZE_ALWAYS_CALLS},
+    (0, 0, 0, 2.67),
+    breaks={"test_materialize_hidden": 2},
+)
 
 # Asks has_uninitialized_params(): a lazy module whose parameters came from a checkpoint stays lazy.
-MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(MATERIALIZE_KEEPS_MODE, """
+MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(
+    MATERIALIZE_KEEPS_MODE,
+    """
 -    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
 +    lazy = [m for m in model.modules() if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
 +    if lazy:
@@ -214,21 +286,30 @@ MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(MATERIALIZE_KEEPS_MODE, 
              model(*args)
 +        for module, flag in flags:
 +            module.training = flag
-""")
+""",
+)
 
-SOLUTION.student("materialize_uninitialized_only", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
-                  "materialize": MATERIALIZE_UNINITIALIZED_ONLY},
-                 (2, 4, 2, 2.67))
+SOLUTION.student(
+    "materialize_uninitialized_only",
+    {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY, "materialize": MATERIALIZE_UNINITIALIZED_ONLY},
+    (2, 4, 2, 2.67),
+)
 
 # Returns early with a bare `return` when nothing is lazy: None instead of the model.
-MATERIALIZE_RETURNS_NONE_WHEN_READY = SOLUTION.edited("materialize", """
+MATERIALIZE_RETURNS_NONE_WHEN_READY = SOLUTION.edited(
+    "materialize",
+    """
 -        return model
 +        return
-""")
+""",
+)
 
-SOLUTION.student("export_ordered_dict", {"export_plain_state_dict": EXPORT_ORDERED_DICT,
-                  "materialize": MATERIALIZE_RETURNS_NONE_WHEN_READY},
-                 (0, 0, 0, 2.67), breaks={"test_export_hidden": 1, "test_materialize_hidden": 1})
+SOLUTION.student(
+    "export_ordered_dict",
+    {"export_plain_state_dict": EXPORT_ORDERED_DICT, "materialize": MATERIALIZE_RETURNS_NONE_WHEN_READY},
+    (0, 0, 0, 2.67),
+    breaks={"test_export_hidden": 1, "test_materialize_hidden": 1},
+)
 
 # A correct part 2 written differently: flags kept by qualified name, restored through get_submodule.
 MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
@@ -244,7 +325,10 @@ MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
     return model
 '''
 
-SOLUTION.control("alternative_correct", {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY,
-                                         "materialize": MATERIALIZE_CORRECT_BY_NAME})
+SOLUTION.control(
+    "alternative_correct",
+    {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY, "materialize": MATERIALIZE_CORRECT_BY_NAME},
+)
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
+GENERATED_ONLY = SOLUTION.generated_only

@@ -10,7 +10,23 @@ from random import Random
 import torch
 from torch import nn
 
-from grader.observing import code_that_runs, data, fixed, kind_of, labelled, raised, seed_torch, seeded, single_thread
+from grader.observing import (
+    GRAPH_SPACE,
+    built,
+    code_that_runs,
+    data,
+    every,
+    fixed,
+    graph_cases,
+    holder,
+    kind_of,
+    labelled,
+    raised,
+    seed_torch,
+    seeded,
+    single_thread,
+    spanned,
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
@@ -565,6 +581,90 @@ def named_tensors(model: nn.Module) -> dict:
     return named
 
 
+class Slots(nn.Module):
+    """What part 1's generated cases name: an entry of every kind. While it runs it records the objects its five
+    tensor entries hold and adds 1 to its float buffers in place; armed, it then raises its own error."""
+
+    ENTRIES = (("_parameters", "weight"), ("_parameters", "frozen"), ("_buffers", "stat"), ("_buffers", "scratch"))
+
+    def __init__(self, armed: bool):
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((3,), 2.0))
+        self.frozen = nn.Parameter(torch.ones(3), requires_grad=False)
+        self.register_buffer("stat", torch.zeros(3))
+        self.register_buffer("scratch", torch.zeros(3), persistent=False)
+        self.register_buffer("count", torch.tensor(0))
+        self.register_parameter("unused", None)
+        self.register_buffer("empty", None)
+        self.armed, self.error = armed, LookupError("refused by Slots")
+        self.held: list = []
+        self.outputs: list = []
+
+    def forward(self, x):
+        state = vars(self)
+        self.held.append([state[registry][key] for registry, key in (*self.ENTRIES, ("_buffers", "count"))])
+        self.stat.add_(1.0)
+        self.scratch.add_(1.0)
+        if self.armed:
+            raise self.error
+        self.outputs.append(x * self.weight + self.frozen + self.stat + self.scratch)
+        return self.outputs[-1]
+
+
+# Part 1's input space: the kind of entry a name names (each registry, persistent or not, a frozen or integer tensor,
+# None entries, and names that are no entry's), where its module sits (the root, a child, two levels down, the second
+# name of a shared module), whether the call raises, and whether another valid name comes with it; every pair of
+# unusual values.
+CALL_ENTRIES = {
+    "a parameter": "weight",
+    "a buffer": "stat",
+    "a non-persistent buffer": "scratch",
+    "a frozen parameter": "frozen",
+    "an integer buffer": "count",
+    "a None parameter": "unused",
+    "a None buffer": "empty",
+    "a module's name": "",
+    "an attribute path": "weight.data",
+    "a misspelling": "wieght",
+}
+CALL_PLACES = {  # the model around a Slots, the prefix of the name given, the prefix of its first name
+    "the root": lambda slots: (slots, "", ""),
+    "a child": lambda slots: (nn.Sequential(nn.Linear(3, 3), slots), "1.", "1."),
+    "two levels down": lambda slots: (nn.Sequential(nn.Sequential(nn.ReLU(), slots)), "0.1.", "0.1."),
+    "a shared module's second name": lambda slots: (nn.Sequential(slots, nn.ReLU(), slots), "2.", "0."),
+}
+CALL_SPACE = {
+    "entry": list(CALL_ENTRIES),
+    "module at": list(CALL_PLACES),
+    "call": ["returns", "raises"],
+    "names given": ["only it", "with another valid name"],
+}
+
+
+def call_space_case(call_with: object, point: dict) -> list:
+    """A generated case: what call_with returned or raised, what the entries held during each call, whether every
+    entry holds its own object afterwards, and what the given tensors hold then (in-place updates land in them)."""
+    slots = Slots(point["call"] == "raises")
+    model, prefix, first = CALL_PLACES[point["module at"]](slots)
+    entry = CALL_ENTRIES[point["entry"]]
+    name = f"{prefix}{entry}" if entry else prefix.removesuffix(".")
+    given = {name: torch.tensor(5) if entry == "count" else torch.full((3,), 5.0)}
+    if point["names given"] == "with another valid name":
+        given[f"{first}{'weight' if entry == 'stat' else 'stat'}"] = torch.full((3,), 7.0)
+    labels = {id(value): f"given {key}" for key, value in given.items()}
+    labels.update({id(vars(slots)[registry][key]): f"own {key}" for registry, key in Slots.ENTRIES})
+    before = entries(model)
+    try:
+        got = call_with(model, given, torch.ones(2, 3))
+        outcome = ["returns", bool(slots.outputs) and got is slots.outputs[-1]]
+    except KeyError as error:
+        outcome = ["raises KeyError", repr(name) in str(error)]
+    except Exception as error:  # noqa: BLE001
+        outcome = [*raised(error), error is slots.error]
+    held = [[labels.get(id(item), kind_of(item)) for item in row[:-1]] + [data(row[-1])] for row in slots.held]
+    return [outcome, held, restored(before), [data(value) for value in given.values()]]
+
+
 @single_thread
 def observe_call_hidden(ns: dict) -> dict:
     call_with = ns.get("call_with")
@@ -583,7 +683,12 @@ def observe_call_hidden(ns: dict) -> dict:
     for _ in range(CALL_CASES):
         model, counter, case_rng = call_model(rng.randrange(2**31))
         generated.append((model, counter, *call_choose(case_rng, model)))
-    return labelled(*cases, *seeded(generated, lambda *case: call_observe_case(call_with, *case, gen)))
+    space = [(point, "", (point,)) for point in every(CALL_SPACE, most=2)]
+    return labelled(
+        *cases,
+        *spanned(space, lambda point: call_space_case(call_with, point)),
+        *seeded(generated, lambda *case: call_observe_case(call_with, *case, gen)),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -802,8 +907,20 @@ def observe_apply_hidden(ns: dict) -> dict:
         model = apply_build(rng, rng.choice([0, 1, 2, 2, 3, 3, 4]), [])
         cases.append((len(list(model.modules())), model))
     cases.sort(key=lambda case: case[0])
-    return labelled(*fixed_cases, *seeded(cases, lambda _, model: visits(apply_once, model)))
+    return labelled(
+        *fixed_cases,
+        *spanned(graph_cases(4, 4), lambda graph: visits(apply_once, graph_model(graph))),
+        *seeded(cases, lambda _, model: visits(apply_once, model)),
+    )
 
+
+def graph_model(graph: tuple) -> nn.Module:
+    """A generated case of part 2: plain modules in the shape of a graph of every small shape (observing.graphs)."""
+    return built(graph, lambda node, children: holder(children))[0]
+
+
+# hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).
+SPACES = {"test_call_with_hidden": CALL_SPACE, "test_apply_once_hidden": GRAPH_SPACE}
 
 OBSERVERS = {
     "test_call_with_hidden": observe_call_hidden,

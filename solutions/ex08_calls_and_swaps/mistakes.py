@@ -3,9 +3,10 @@
 from grader.scripted import Solution
 
 # The students' points are given for the notebook's graded test cells, in this order.
-SOLUTION = Solution(__file__, points_of=(
-    "test_call_with_visible", "test_call_with_hidden",
-    "test_apply_once_visible", "test_apply_once_hidden"))
+SOLUTION = Solution(
+    __file__,
+    points_of=("test_call_with_visible", "test_call_with_hidden", "test_apply_once_visible", "test_apply_once_hidden"),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 1: call_with
@@ -33,7 +34,9 @@ _CALL_RIGHT = '''def call_with(module, tensors, *args):
 '''
 
 # Swaps and restores, but without a finally: a call that raises leaves the given tensors in the module.
-CALL_NO_FINALLY = SOLUTION.edited_answer(_CALL_RIGHT, """
+CALL_NO_FINALLY = SOLUTION.edited_answer(
+    _CALL_RIGHT,
+    """
 -    try:
 -        return module(*args)
 -    finally:
@@ -43,7 +46,8 @@ CALL_NO_FINALLY = SOLUTION.edited_answer(_CALL_RIGHT, """
 +    for registry, key, value in entries:
 +        registry[key] = value
 +    return out
-""")
+""",
+)
 
 SOLUTION.student("call_no_finally", {"call_with": CALL_NO_FINALLY}, (0, 3.2, 0, 0), breaks={"test_call_with_hidden": 5})
 
@@ -110,7 +114,9 @@ CALL_DELEGATES = '''def call_with(module, tensors, *args):
 SOLUTION.student("call_delegates", {"call_with": CALL_DELEGATES}, (0, 3.2, 0, 0))
 
 # Replaces only the entry the name points to: a weight tied to another module's keeps its old value there.
-CALL_NAMED_ENTRY_ONLY = SOLUTION.edited_answer(CALL_WRAPS_IN_PARAMETER, """
+CALL_NAMED_ENTRY_ONLY = SOLUTION.edited_answer(
+    CALL_WRAPS_IN_PARAMETER,
+    """
 -            old = getattr(owner, key)
 -            saved.append((owner, key, old))
 -            setattr(owner, key, nn.Parameter(tensor) if isinstance(old, nn.Parameter) else tensor)
@@ -122,10 +128,12 @@ CALL_NAMED_ENTRY_ONLY = SOLUTION.edited_answer(CALL_WRAPS_IN_PARAMETER, """
 -            setattr(owner, key, old)
 +        for registry, key, value in reversed(saved):
 +            registry[key] = value
-""")
+""",
+)
 
-SOLUTION.student("call_named_entry_only", {"call_with": CALL_NAMED_ENTRY_ONLY},
-                 (2, 3.2, 0, 0), breaks={"test_call_with_hidden": 3})
+SOLUTION.student(
+    "call_named_entry_only", {"call_with": CALL_NAMED_ENTRY_ONLY}, (2, 3.2, 0, 0), breaks={"test_call_with_hidden": 3}
+)
 
 # Checks each name while swapping: a bad name after good ones raises with the good ones still swapped in.
 CALL_CHECKS_WHILE_SWAPPING = '''def call_with(module, tensors, *args):
@@ -177,21 +185,45 @@ CALL_CORRECT_BY_VARS = '''def call_with(module, tensors, *args):
 
 # named_parameters() and named_buffers() with their defaults: a shared module's or a tied weight's second name is
 # not among them, so it is refused as unknown.
-CALL_DEDUPLICATED_NAMES = SOLUTION.edited_answer(CALL_CORRECT_BY_VARS, """
+CALL_DEDUPLICATED_NAMES = SOLUTION.edited_answer(
+    CALL_CORRECT_BY_VARS,
+    """
 -    valid = {name: value for name, value in module.named_parameters(remove_duplicate=False)}
 -    valid.update(module.named_buffers(remove_duplicate=False))
 +    valid = {name: value for name, value in module.named_parameters()}
 +    valid.update(module.named_buffers())
-""")
+""",
+)
 
 # The call inside try has no return: the swaps and the restore are right, but call_with returns None.
-CALL_FORGETS_RETURN = SOLUTION.edited_answer(CALL_CORRECT_BY_VARS, """
+CALL_FORGETS_RETURN = SOLUTION.edited_answer(
+    CALL_CORRECT_BY_VARS,
+    """
 -        return module(*args)
 +        module(*args)
-""")
+""",
+)
 
-SOLUTION.student("call_forgets_return", {"call_with": CALL_FORGETS_RETURN},
-                 (0, 0, 0, 0), breaks={"test_call_with_hidden": 4})
+SOLUTION.student(
+    "call_forgets_return", {"call_with": CALL_FORGETS_RETURN}, (0, 0, 0, 0), breaks={"test_call_with_hidden": 4}
+)
+
+# Takes the valid names from state_dict(): every name but those of non-persistent buffers, which it refuses with
+# a KeyError (issue 28).
+CALL_STATE_DICT_NAMES = SOLUTION.edited(
+    "call_with",
+    """
+-        if name not in named:
++        if name not in module.state_dict(keep_vars=True):
+""",
+)
+
+SOLUTION.student(
+    "call_state_dict_names",
+    {"call_with": CALL_STATE_DICT_NAMES},
+    (2, 0, 0, 0),
+    generated_only=("test_call_with_hidden",),
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: apply_once
@@ -206,12 +238,15 @@ APPLY_DIRECT = '''def apply_once(model, fn):
 SOLUTION.student("apply_direct", {"apply_once": APPLY_DIRECT}, (0, 0, 0, 0))  # breaks rules 1 and 5
 
 # Walks modules(): each module once, but parents before children.
-APPLY_PREORDER = SOLUTION.edited_answer(APPLY_DIRECT, """
+APPLY_PREORDER = SOLUTION.edited_answer(
+    APPLY_DIRECT,
+    """
 -    return model.apply(fn)
 +    for module in model.modules():
 +        fn(module)
 +    return model
-""")
+""",
+)
 
 SOLUTION.student("apply_preorder", {"apply_once": APPLY_PREORDER}, (0, 0, 0, 3.2), breaks={"test_apply_once_hidden": 2})
 
@@ -230,7 +265,9 @@ APPLY_LAST_VISIT = '''def apply_once(model, fn):
 SOLUTION.student("apply_last_visit", {"apply_once": APPLY_LAST_VISIT}, (0, 0, 0, 0))
 
 # Walks _modules itself and forgets that a child can be None.
-APPLY_NONE_CHILD = SOLUTION.edited("apply_once", """
+APPLY_NONE_CHILD = SOLUTION.edited(
+    "apply_once",
+    """
 -    visited = set()
 +    seen = set()
 @@
@@ -241,10 +278,15 @@ APPLY_NONE_CHILD = SOLUTION.edited("apply_once", """
 -            visited.add(id(module))
 +        if id(module) not in seen:
 +            seen.add(id(module))
-""")
+""",
+)
 
-SOLUTION.student("apply_none_child", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_NONE_CHILD},
-                 (2, 4, 2, 3.2), breaks={"test_apply_once_hidden": 3})
+SOLUTION.student(
+    "apply_none_child",
+    {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_NONE_CHILD},
+    (2, 4, 2, 3.2),
+    breaks={"test_apply_once_hidden": 3},
+)
 
 # A correct part 2 written differently: an explicit stack instead of recursion.
 APPLY_CORRECT_STACK = '''def apply_once(model, fn):
@@ -264,20 +306,34 @@ APPLY_CORRECT_STACK = '''def apply_once(model, fn):
     return model
 '''
 
-SOLUTION.student("call_checks_while_swapping", {"call_with": CALL_CHECKS_WHILE_SWAPPING,
-                  "apply_once": APPLY_CORRECT_STACK},
-                 (2, 3.2, 2, 4), breaks={"test_call_with_hidden": 2})
-SOLUTION.student("call_deduplicated_names", {"call_with": CALL_DEDUPLICATED_NAMES, "apply_once": APPLY_CORRECT_STACK},
-                 (2, 3.2, 2, 4), breaks={"test_call_with_hidden": 1})
+SOLUTION.student(
+    "call_checks_while_swapping",
+    {"call_with": CALL_CHECKS_WHILE_SWAPPING, "apply_once": APPLY_CORRECT_STACK},
+    (2, 3.2, 2, 4),
+    breaks={"test_call_with_hidden": 2},
+)
+SOLUTION.student(
+    "call_deduplicated_names",
+    {"call_with": CALL_DEDUPLICATED_NAMES, "apply_once": APPLY_CORRECT_STACK},
+    (2, 3.2, 2, 4),
+    breaks={"test_call_with_hidden": 1},
+)
 SOLUTION.control("alternative_correct", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_CORRECT_STACK})
 
 # The right visits in the right order, but the model is not returned (fn's results were the point).
-APPLY_RETURNS_NONE = SOLUTION.edited_answer(APPLY_CORRECT_STACK, """
+APPLY_RETURNS_NONE = SOLUTION.edited_answer(
+    APPLY_CORRECT_STACK,
+    """
 -    return model
-""")
+""",
+)
 
-SOLUTION.student("apply_returns_none", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_RETURNS_NONE},
-                 (2, 4, 0, 0), breaks={"test_apply_once_hidden": 4})
+SOLUTION.student(
+    "apply_returns_none",
+    {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_RETURNS_NONE},
+    (2, 4, 0, 0),
+    breaks={"test_apply_once_hidden": 4},
+)
 
 # The shortcut rule 5 forbids: apply does the walk, a set of the modules already seen drops the repeats. Its
 # visits are exactly right; the understanding of apply's order is never needed.
@@ -294,9 +350,12 @@ APPLY_DEDUPLICATED_APPLY = '''def apply_once(model, fn):
     return model
 '''
 
-SOLUTION.student("apply_deduplicated_apply",
-                 {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_DEDUPLICATED_APPLY},
-                 (2, 4, 0, 0), breaks={"test_apply_once_hidden": 5})
+SOLUTION.student(
+    "apply_deduplicated_apply",
+    {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_DEDUPLICATED_APPLY},
+    (2, 4, 0, 0),
+    breaks={"test_apply_once_hidden": 5},
+)
 
 # A walk of its own, in apply's order, but without memory: what apply itself does, a module under two parents
 # visited twice.
@@ -308,26 +367,32 @@ APPLY_OWN_WALK_TWICE = '''def apply_once(model, fn):
     return model
 '''
 
-SOLUTION.student("apply_own_walk_twice", {"apply_once": APPLY_OWN_WALK_TWICE}, (0, 0, 0, 3.2),
-                 breaks={"test_apply_once_hidden": 1})
+SOLUTION.student(
+    "apply_own_walk_twice", {"apply_once": APPLY_OWN_WALK_TWICE}, (0, 0, 0, 3.2), breaks={"test_apply_once_hidden": 1}
+)
 
 # A reviewer's answer (issue 25): the same shortcut, apply run in another thread so that a profile of the calling
 # thread alone would not see it.
-APPLY_IN_THREAD = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
+APPLY_IN_THREAD = SOLUTION.edited_answer(
+    APPLY_DEDUPLICATED_APPLY,
+    """
 -    model.apply(first_time)
 +    import threading
 +
 +    worker = threading.Thread(target=model.apply, args=(first_time,))
 +    worker.start()
 +    worker.join()
-""")
+""",
+)
 
 SOLUTION.student("apply_in_thread", {"call_with": CALL_CORRECT_BY_VARS, "apply_once": APPLY_IN_THREAD}, (2, 4, 0, 0))
 
 # The same shortcut, apply run where a profile of this process does not reach: in a thread that _thread starts (no
 # threading, no profile), in a child process while a profiler watches, with the profiler switched off for the call,
 # or as a copy of apply compiled from its source. The grading sandbox's guard sees each (rule 5).
-APPLY_IN_RAW_THREAD = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
+APPLY_IN_RAW_THREAD = SOLUTION.edited_answer(
+    APPLY_DEDUPLICATED_APPLY,
+    """
 -    model.apply(first_time)
 +    import _thread
 +
@@ -335,7 +400,8 @@ APPLY_IN_RAW_THREAD = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
 +    done.acquire()
 +    _thread.start_new_thread(lambda: (model.apply(first_time), done.release()), ())
 +    done.acquire()
-""")
+""",
+)
 
 APPLY_IN_FORK_WHEN_WATCHED = '''def apply_once(model, fn):
     """Call fn on every module of model once, in the order apply() first reaches it; return model."""
@@ -361,7 +427,9 @@ APPLY_IN_FORK_WHEN_WATCHED = '''def apply_once(model, fn):
     return model
 '''
 
-APPLY_WITH_PROFILER_OFF = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
+APPLY_WITH_PROFILER_OFF = SOLUTION.edited_answer(
+    APPLY_DEDUPLICATED_APPLY,
+    """
 -    model.apply(first_time)
 +    import sys
 +
@@ -371,9 +439,12 @@ APPLY_WITH_PROFILER_OFF = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
 +        model.apply(first_time)
 +    finally:
 +        sys.setprofile(profile)
-""")
+""",
+)
 
-APPLY_FROM_SOURCE = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
+APPLY_FROM_SOURCE = SOLUTION.edited_answer(
+    APPLY_DEDUPLICATED_APPLY,
+    """
 -    model.apply(first_time)
 +    import inspect
 +    import textwrap
@@ -382,7 +453,8 @@ APPLY_FROM_SOURCE = SOLUTION.edited_answer(APPLY_DEDUPLICATED_APPLY, """
 +    copied = {}
 +    exec("from __future__ import annotations\\n" + source.replace("def apply(", "def walk("), copied)
 +    copied["walk"](model, first_time)
-""")
+""",
+)
 
 for _student, _answer in (
     ("apply_in_raw_thread", APPLY_IN_RAW_THREAD),
@@ -390,7 +462,12 @@ for _student, _answer in (
     ("apply_with_profiler_off", APPLY_WITH_PROFILER_OFF),
     ("apply_from_source", APPLY_FROM_SOURCE),
 ):
-    SOLUTION.student(_student, {"call_with": CALL_CORRECT_BY_VARS, "apply_once": _answer}, (2, 4, 0, 0),
-                     breaks={"test_apply_once_hidden": 5})
+    SOLUTION.student(
+        _student,
+        {"call_with": CALL_CORRECT_BY_VARS, "apply_once": _answer},
+        (2, 4, 0, 0),
+        breaks={"test_apply_once_hidden": 5},
+    )
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
+GENERATED_ONLY = SOLUTION.generated_only
