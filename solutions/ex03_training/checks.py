@@ -1018,7 +1018,6 @@ def frozen_seen(call: object, model: nn.Module, pool: list, x: torch.Tensor, wei
     }
     returned = call(model)
     flags = flags_of(modules)
-    parameter = point["flag before"] == "a Parameter"  # rule 7's TypeError, but not on a module left alone (rule 4)
     seen = {
         "rule 1: the model itself comes back": returned is model,
         "rule 2: each module's flag": {name: flag for name, flag in flags.items() if id(modules[name]) not in inside},

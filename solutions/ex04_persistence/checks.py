@@ -765,6 +765,7 @@ def other_forms(got: object) -> object:
     seen = structure(got)
     return seen if type(seen) is dict else [form for form in seen if form != FINDING_FORM]
 
+
 def explain_fixed(explain_incompatibility: object) -> list:
     def leaf(*entries):
         return Leaf([(name, shape, kind) for name, shape, kind in entries])
