@@ -142,6 +142,12 @@ def test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignmen
             assert expected[student][grade_id] == deserved, f"{student} must earn {deserved} on {grade_id}"
 
 
+def _bare_exception(case: object) -> bool:
+    """Whether a case's observation is what observing.in_turn records of an exception nothing caught (its class's
+    bare name; an observer that catches one writes it as kind_of does, with its module)."""
+    return type(case) is list and len(case) == 2 and case[0] == "raises" and type(case[1]) is str and "." not in case[1]
+
+
 def names_what_it_compares(difference: rules.Difference) -> bool:
     """Whether a difference is named: the case as a whole (its label says what it observes), or a place in it that
     a key names (not positions alone, nor only a key that wraps a value, such as "Tensor")."""
@@ -160,6 +166,15 @@ def test_every_part_declares_its_input_space_and_reaches_every_value(assignment:
     # An observer that stops on its own bug stops the solution too, and every case it stops then proves nothing.
     bugs = re.findall(r"\b(?:NameError|UnboundLocalError)\b", json.dumps(reference, default=str))
     assert not bugs, f"{checks_file(assignment)}: the solution's observations hold {len(bugs)} {bugs[0]}s"
+    # A generated or seeded case wraps what the call does in its own observation: one that is a bare exception
+    # (observing.in_turn's record of one nothing caught) stopped in the observer, for the solution and everyone.
+    stopped = [
+        (grade_id, label)
+        for grade_id, seen in reference.items()
+        for label, case in (seen.items() if type(seen) is dict else [])
+        if rules.rule_of(label) is None and _bare_exception(case)
+    ]
+    assert not stopped, f"{len(stopped)} cases stop in the observer for the solution, the first: {stopped[0]}"
     parts = coverage(spaces, reference)
     assert [problem for part in parts for problem in part.problems()] == []
     assert all(part.generated for part in parts)
