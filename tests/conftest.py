@@ -21,6 +21,15 @@ from tests.postgres_server import Postgres, running_postgres
 REPO = Path(__file__).resolve().parent.parent
 
 
+def representatives(values: list[str], kept: tuple[str, ...]) -> list:
+    """`values` as pytest parameters, those not `kept` marked `sweep`: the same flow over every chapter, exercise or
+    assignment, where `make test` runs the kept ones (chosen so every code path and feature the flow meets is among
+    them) and `make test-all` runs all."""
+    unknown = sorted(set(kept) - set(values))
+    assert not unknown, f"representatives that are not among the values: {unknown}"
+    return [pytest.param(value, marks=() if value in kept else pytest.mark.sweep) for value in values]
+
+
 @dataclass
 class Run:
     returncode: int
