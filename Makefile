@@ -2,7 +2,7 @@
 # when it is missing or older than requirements.txt (venv.mk).
 include venv.mk
 
-.PHONY: lab test lint outputs mutation portability hub hub-proxy
+.PHONY: lab test test-all lint outputs mutation portability hub hub-proxy
 
 # JupyterLab on the course root, loopback only; extra options through LAB_ARGS (the tests pass a port and a token).
 # WORK=DIR shows another grading work folder in the Formgrader (its gradebook, submissions, autograded notebooks and
@@ -19,7 +19,13 @@ lab: $(STAMP)
 	  --LabApp.default_url=/lab/tree/workspace \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(if $(WORK),$(WORK_ARGS)) $(LAB_ARGS)
 
+# `make test` leaves out the tests marked `sweep` (pyproject.toml): the same flow over more chapters, exercises or
+# assignments than the representatives it runs (tests/conftest.py, `representatives`). `make test-all` runs them too.
 test: $(STAMP)
+	$(BIN)/ruff check grader tests solutions benchmarks scripts
+	$(BIN)/python -m pytest -m "not sweep"
+
+test-all: $(STAMP)
 	$(BIN)/ruff check grader tests solutions benchmarks scripts
 	$(BIN)/python -m pytest
 

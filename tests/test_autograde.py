@@ -7,7 +7,7 @@ import csv
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,41 +18,15 @@ from grader.course import default_db_url, solutions
 from grader.gradebook import cell_scores
 from grader.hidden_tests import hidden_points
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
-from grader.sample_class import scripted_assignments, scripted_students, write_class
-from grader.sandbox import start_sandbox
-from tests.conftest import REPO, grader
+from grader.sample_class import scripted_assignments, scripted_students
+from tests.conftest import REPO, GradedClass, grader
 
 ASSIGNMENTS = scripted_assignments()
 
 
-@dataclass
-class GradedClass:
-    assignment: str
-    work_dir: Path
-    expected: dict[str, dict[str, float]]
-    outcomes: list[Outcome]
-    filtered: str  # what a child of the sandbox that graded the class says of its syscall filter
-
-
-# A child's filter mode, and what an unlisted call (add_key) gets.
-FILTER_PROBE = """
-import ctypes, os
-_libc = ctypes.CDLL(None, use_errno=True)
-_refused = _libc.syscall(248, b"user", b"k", b"v", 1, -3) < 0 and ctypes.get_errno()
-[line.split()[1] for line in open("/proc/self/status") if line.startswith("Seccomp:")] + [os.strerror(_refused)]
-"""
-
-
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
-def graded_class(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> GradedClass:
-    assignment = request.param
-    work_dir = tmp_path_factory.mktemp(assignment)
-    expected = write_class(assignment, work_dir / "submitted")
-    with start_sandbox(work_dir, 2) as sandbox:
-        outcomes = autograde(plan(assignment, work_dir), work_dir, workers=2, sandbox=sandbox)
-        with sandbox.child() as child:
-            filtered = next(o for o in child.run(FILTER_PROBE)["outputs"] if o["output_type"] == "execute_result")
-    return GradedClass(assignment, work_dir, expected, outcomes, filtered["data"]["text/plain"])
+def graded_class(request: pytest.FixtureRequest, graded_classes: Callable[[str], GradedClass]) -> GradedClass:
+    return graded_classes(request.param)
 
 
 def test_every_assignment_has_scripted_students() -> None:

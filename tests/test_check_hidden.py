@@ -3,22 +3,21 @@ grading and its feedback give them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from grader.autograde import autograde, plan
 from grader.check import PartResult, check_hidden
 from grader.course import default_db_url
 from grader.feedback import failure_message, graded_parts, result_words
 from grader.gradebook import cell_scores
 from grader.hidden_tests import BEGIN
-from grader.sample_class import write_class
 from grader.sandbox import start_sandbox
 from grader.trusted import TrustedChecker
-from tests.conftest import grader_process
+from tests.conftest import GradedClass, grader_process
 
 ASSIGNMENT = "ex01_slots"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -33,13 +32,12 @@ class Graded:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
-    """Every scripted student of the assignment (full, blank and each typical mistake), autograded, and checked with
-    hidden tests in the same sandbox."""
-    work = tmp_path_factory.mktemp("check_hidden") / "work"
-    expected = write_class(ASSIGNMENT, work / "submitted")
-    with start_sandbox(work, workers=2) as sandbox:
-        autograde(plan(ASSIGNMENT, work), work, workers=2, sandbox=sandbox)
+def graded(graded_classes: Callable[[str], GradedClass], tmp_path_factory: pytest.TempPathFactory) -> Graded:
+    """Every scripted student of the assignment (full, blank and each typical mistake), autograded (the session's
+    class, which tests/test_autograde.py grades too), and checked with hidden tests."""
+    graded_class = graded_classes(ASSIGNMENT)
+    work, expected = graded_class.work_dir, graded_class.expected
+    with start_sandbox(tmp_path_factory.mktemp("check_hidden"), workers=2) as sandbox:
         checker = TrustedChecker(ASSIGNMENT, sandbox)
         checked = {s: check_hidden(work / "submitted" / s / ASSIGNMENT / NOTEBOOK, checker) for s in expected}
     scores = cell_scores(default_db_url(work))
