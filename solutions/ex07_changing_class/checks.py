@@ -47,6 +47,17 @@ class Unchanged(nn.Module):
         return x
 
 
+class Gain(nn.Module):
+    """A parametrization with a parameter of its own: state_dict() holds it under parametrizations.<name>.0.gain."""
+
+    def __init__(self):
+        super().__init__()
+        self.gain = nn.Parameter(torch.tensor(3.0))
+
+    def forward(self, x):
+        return self.gain * x
+
+
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
@@ -72,6 +83,7 @@ def unchanged_after(export: object, model: nn.Module) -> tuple[dict, object, Exc
     """Call export(model): (what rule 4 asks of the model afterwards, what export returned, what it raised). A name
     that no longer computes counts as changed."""
     classes = [type(m).__name__ for _, m in model.named_modules(remove_duplicate=False)]
+    flags = [bool(p.requires_grad) for _, p in model.named_parameters(remove_duplicate=False)]
     state = [(key, value.clone()) for key, value in model.state_dict().items()]
     computed = parametrized_values(model)
     result, error = None, None
@@ -95,6 +107,10 @@ def unchanged_after(export: object, model: nn.Module) -> tuple[dict, object, Exc
                 torch.equal(a, b) for (_, a), (_, b) in zip(state, state_after, strict=False)
             ),
             "every parametrized name computes what it did": all(kept),
+            "every parameter keeps its requires_grad": [
+                bool(p.requires_grad) for _, p in model.named_parameters(remove_duplicate=False)
+            ]
+            == flags,
         },
         result,
         error,
@@ -220,6 +236,25 @@ def in_the_middle() -> nn.Module:
     return nn.Sequential(norm, block, nn.ModuleDict({"original": nn.Linear(3, 3)}))
 
 
+class Lookalike(nn.Module):
+    """Not parametrized, yet with the key parametrizations.weight.original: a plain submodule named
+    "parametrizations" holding one named "weight" with a parameter "original", next to a weight of its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(3))
+        self.parametrizations = nn.Module()
+        self.parametrizations.weight = nn.Module()
+        self.parametrizations.weight.original = nn.Parameter(torch.randn(3))
+
+
+def lookalike() -> nn.Module:
+    """A Lookalike beside a parametrized Linear: only the Linear's original is renamed."""
+    model = nn.Sequential(nn.Linear(3, 3), Lookalike())
+    parametrize.register_parametrization(model[0], "weight", Scaled(2.0))
+    return model
+
+
 def frozen() -> nn.Module:
     """A parametrized Parameter that does not require grad, and a plain model around it."""
     model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
@@ -274,6 +309,11 @@ def export_fixed(export: object) -> list:
             "a renamed key stays after its module's buffers and child's keys; a child named 'original' keeps its keys",
             case(in_the_middle, exported_keys),
         ),
+        fixed(
+            2,
+            "a plain submodule named 'parametrizations' is no parametrization: its key stays as it is",
+            case(lookalike, exported_keys),
+        ),
         fixed(3, "the worked example: the symmetric weight, the doubled bias", case(worked_example, exported_values)),
         fixed(
             3,
@@ -320,6 +360,7 @@ EXPORT_TARGETS = {
 EXPORT_STACKS = {
     "symmetric": lambda: [Symmetric()],
     "returns original": lambda: [Unchanged()],
+    "one with a parameter of its own": lambda: [Gain()],
     "scaled then symmetric": lambda: [Scaled(-1.0), Symmetric()],
 }
 EXPORT_PLACES = {
@@ -595,6 +636,10 @@ def loaded_lazy() -> nn.Module:
     return lazy
 
 
+class Deferred(nn.LazyLinear):
+    """A lazy class of one's own, whose name does not say so: a LazyModuleMixin all the same."""
+
+
 def trained_norm() -> nn.BatchNorm1d:
     """A BatchNorm1d whose running statistics are not the initial ones."""
     norm = nn.BatchNorm1d(3)
@@ -602,21 +647,25 @@ def trained_norm() -> nn.BatchNorm1d:
     return norm
 
 
-# Part 2's input space: what is lazy (nothing, a LazyLinear fresh or loaded, a LazyBatchNorm1d, both), where it sits
-# (the root, a child, two levels down, registered twice), the modes of the model's modules, and whether a trained
-# BatchNorm1d sits next to it; every pair of unusual values. Every layer maps 3 features to 3.
+# Part 2's input space: what is lazy (a LazyLinear, nothing, a LazyLinear loaded, a LazyBatchNorm1d, both, a lazy
+# class of one's own), where it sits (the root, a child, two levels down, registered twice in one parent or under two
+# parents), the modes of the model's modules, and whether a trained BatchNorm1d sits next to it; every pair of unusual
+# values. A LazyLinear comes first, so that each pair of the other dimensions' values has a call to make and flags to
+# restore. Every layer maps 3 features to 3.
 MATERIALIZE_LAZY = {
-    "nothing lazy": lambda: nn.Linear(3, 3),
     "LazyLinear": lambda: nn.LazyLinear(3),
+    "nothing lazy": lambda: nn.Linear(3, 3),
     "a loaded LazyLinear": loaded_lazy,
     "LazyBatchNorm1d": nn.LazyBatchNorm1d,
     "LazyLinear and LazyBatchNorm1d": lambda: nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d()),
+    "a lazy class of one's own": lambda: Deferred(3),
 }
 MATERIALIZE_PLACES = {
     "the root": lambda layer: layer,
     "a child": lambda layer: nn.Sequential(nn.Linear(3, 3), layer, nn.Dropout(0.5)),
     "two levels down": lambda layer: nn.Sequential(nn.Sequential(nn.ReLU(), nn.Sequential(layer))),
     "a shared module": lambda layer: nn.Sequential(layer, nn.ReLU(), layer),
+    "under two parents": lambda layer: nn.Sequential(nn.Sequential(layer), nn.Sequential(nn.ReLU(), layer)),
 }
 MATERIALIZE_SPACE = {
     "lazy": list(MATERIALIZE_LAZY),
@@ -639,18 +688,32 @@ def materialize_model(point: dict) -> nn.Module:
     return model
 
 
-def materialize_space_case(materialize: object, point: dict) -> list:
-    """A generated case: whether the model came back, the calls made, then each module's class and flag, each
-    parameter's shape and each buffer's values."""
+def shape_of(tensor: torch.Tensor) -> object:
+    """A tensor's shape, or "uninitialized" for a lazy module's parameter or buffer no call has shaped."""
+    return "uninitialized" if isinstance(tensor, nn.parameter.UninitializedTensorMixin) else list(tensor.shape)
+
+
+def materialize_space_case(materialize: object, point: dict) -> dict:
+    """A generated case, each rule's part under its label: whether the model came back, the calls made and each
+    module's class and parameter's shape, each module's flag, and each buffer's values (once every buffer is shaped)."""
     model, returned, calls = materialized(materialize, lambda: materialize_model(point), 4, 3)
-    return [
-        returned is model,
-        calls,
-        [type(m).__name__ for m in model.modules()],
-        [boolean(m.training) for m in model.modules()],
-        [[name, list(p.shape)] for name, p in model.named_parameters()],
-        [[name, data(b)] for name, b in model.named_buffers()],
-    ]
+    return {
+        "rule 1: the model itself comes back": returned is model,
+        "rule 2: the calls of the model": calls,
+        "rule 2: each module's class": [type(m).__name__ for m in model.modules()],
+        "rule 2: each parameter's shape": [[name, shape_of(p)] for name, p in model.named_parameters()],
+        "rule 3: each module's training flag": [boolean(m.training) for m in model.modules()],
+        "rule 2: every buffer shaped, then each buffer's values": buffer_values(model),
+    }
+
+
+def buffer_values(model: nn.Module) -> dict:
+    """Rule 3 looks at the buffers' values once rule 2 has shaped them all: the names of those no call shaped (a lazy
+    module not materialized breaks rule 2 alone), else each buffer's values under rule 3's label."""
+    unshaped = [name for name, b in model.named_buffers() if isinstance(b, nn.parameter.UninitializedTensorMixin)]
+    if unshaped:
+        return {"buffers no call shaped": unshaped}
+    return {"rule 3: each buffer's values": [[name, data(b)] for name, b in model.named_buffers()]}
 
 
 @single_thread

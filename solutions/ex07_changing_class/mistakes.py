@@ -31,7 +31,8 @@ EXPORT_REMOVES_ON_MODEL = '''def export_plain_state_dict(model):
     return dict(model.state_dict())
 '''
 
-SOLUTION.student("export_removes_on_model", {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL}, (0, 2, 0, 0))
+# It also drops a parametrization's own parameters, which removing the parametrization takes away (rules 2 and 3).
+SOLUTION.student("export_removes_on_model", {"export_plain_state_dict": EXPORT_REMOVES_ON_MODEL}, (0, 1, 0, 0))
 
 # Removes them from a deep copy: the copy shares its generated class with the model, so removing the property
 # from the copy's class breaks the model (and the key order follows the copy, not the model).
@@ -49,7 +50,7 @@ EXPORT_DEEPCOPY_REMOVE = SOLUTION.edited_answer(
 """,
 )
 
-SOLUTION.student("export_deepcopy_remove", {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE}, (0, 1, 0, 0))
+SOLUTION.student("export_deepcopy_remove", {"export_plain_state_dict": EXPORT_DEEPCOPY_REMOVE}, (0, 0, 0, 0))
 
 # Computes the values with autograd on and never detaches: every renamed value requires grad.
 EXPORT_KEEPS_GRAPH = '''def export_plain_state_dict(model):
@@ -83,16 +84,17 @@ EXPORT_FIRST_NAME_ONLY = SOLUTION.edited(
 
 SOLUTION.student("export_first_name_only", {"export_plain_state_dict": EXPORT_FIRST_NAME_ONLY}, (2, 2, 0, 0))
 
-# A correct part 1 written differently: parses each key and resolves its module by path.
+# A correct part 1 written differently: parses each key, resolves its module by path and asks whether that module
+# holds a parametrization of that name (a plain submodule named "parametrizations" holds none).
 EXPORT_CORRECT_BY_KEY = '''def export_plain_state_dict(model):
     """Return model's state_dict with every parametrized tensor under its plain key, holding its computed value."""
     plain = {}
     with torch.no_grad():
         for key, value in model.state_dict().items():
             head, marker, tail = key.rpartition("parametrizations.")
-            if marker and tail.endswith(".original"):
-                name = tail[: -len(".original")]
-                holder = model.get_submodule(head[:-1]) if head else model
+            name = tail.removesuffix(".original")
+            holder = model.get_submodule(head[:-1]) if marker else None
+            if holder is not None and tail != name and parametrize.is_parametrized(holder, name):
                 value = getattr(holder, name).detach()
                 key = head + name
             plain[key] = value
@@ -155,7 +157,8 @@ EXPORT_ORDERED_DICT = SOLUTION.edited(
 )
 
 # Notes the keys first, then removes every parametrization from the model itself (leave_parametrized=True) and reads
-# the plain values back in the noted order: right keys, order and values, and the model is changed for good.
+# the plain values back in the noted order: the model is changed for good (rule 4), and the noted keys come from a
+# pattern, so a plain submodule named "parametrizations" is renamed too (rule 2).
 EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(
     EXPORT_REMOVES_ON_MODEL,
     '''
@@ -171,14 +174,12 @@ EXPORT_REMOVES_KEEPING_ORDER = SOLUTION.edited_answer(
 )
 
 SOLUTION.student(
-    "export_removes_keeping_order",
-    {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER},
-    (0, 3, 0, 0),
-    breaks={"test_export_hidden": 4},
+    "export_removes_keeping_order", {"export_plain_state_dict": EXPORT_REMOVES_KEEPING_ORDER}, (0, 2, 0, 0)
 )
 
 # Finds the stored originals among the parameters: a parametrization registered on a buffer keeps its
-# parametrizations.<name>.original key and its stored value (issue 28).
+# parametrizations.<name>.original key and its stored value, and the parameter "original" of a plain submodule
+# named "parametrizations" is renamed (issue 28).
 EXPORT_PARAMETERS_ONLY = SOLUTION.edited(
     "export_plain_state_dict",
     """
@@ -195,10 +196,84 @@ EXPORT_PARAMETERS_ONLY = SOLUTION.edited(
 """,
 )
 
+SOLUTION.student("export_parameters_only", {"export_plain_state_dict": EXPORT_PARAMETERS_ONLY}, (2, 2.0, 0, 0))
+
+# Drops every other key under "parametrizations." (a parametrization's own parameters), since a plain model would not
+# accept them (nor the key of a plain submodule named "parametrizations"): rule 2 keeps every other key as it is, and
+# rule 3 every other value (issue 28).
+EXPORT_DROPS_PARAMETRIZATION_STATE = SOLUTION.edited(
+    "export_plain_state_dict",
+    """
+                 plain[plain_key] = getattr(module, name).detach()  # detach: a parametrization may return original
++            elif ".parametrizations." in f".{key}":
++                continue
+""",
+)
+
 SOLUTION.student(
-    "export_parameters_only",
-    {"export_plain_state_dict": EXPORT_PARAMETERS_ONLY},
+    "export_drops_parametrization_state",
+    {"export_plain_state_dict": EXPORT_DROPS_PARAMETRIZATION_STATE},
     (2, 2.0, 0, 0),
+)
+
+# Turns requires_grad off on the whole model so that the computed values need no detach, and never back on: the
+# model is changed (issue 28).
+EXPORT_MODEL_REQUIRES_GRAD_OFF = SOLUTION.edited(
+    "export_plain_state_dict",
+    """
+     plain = {}
++    model.requires_grad_(False)
+""",
+)
+
+SOLUTION.student(
+    "export_model_requires_grad_off",
+    {"export_plain_state_dict": EXPORT_MODEL_REQUIRES_GRAD_OFF},
+    (2, 3, 0, 0),
+    breaks={"test_export_hidden": 4},
+)
+
+# Renames every key shaped '<prefix>parametrizations.<name>.original' by its text alone: the key of a plain submodule
+# named "parametrizations" is renamed too (issue 28).
+EXPORT_RENAMES_BY_TEXT = SOLUTION.edited(
+    "export_plain_state_dict",
+    """
+-            if key in stored:
+-                plain_key, module, name = stored[key]
+-                plain[plain_key] = getattr(module, name).detach()  # detach: a parametrization may return original
++            parts = key.split(".")
++            if len(parts) >= 3 and parts[-3] == "parametrizations" and parts[-1] == "original":
++                prefix = ".".join(parts[:-3])
++                computed = getattr(model.get_submodule(prefix), parts[-2], None)
++                plain_key = f"{prefix}.{parts[-2]}" if prefix else parts[-2]
++                plain[plain_key] = computed.detach() if isinstance(computed, torch.Tensor) else value
+""",
+)
+
+SOLUTION.student(
+    "export_renames_by_text",
+    {"export_plain_state_dict": EXPORT_RENAMES_BY_TEXT},
+    (2, 3, 0, 0),
+    breaks={"test_export_hidden": 2},
+)
+
+# Computes the value only for an original stored as a Parameter: a parametrized buffer keeps its stored value under
+# the plain key (issue 28).
+EXPORT_BUFFER_KEEPS_ORIGINAL = SOLUTION.edited(
+    "export_plain_state_dict",
+    """
+-                plain[plain_key] = getattr(module, name).detach()  # detach: a parametrization may return original
++                if isinstance(module.parametrizations[name].original, nn.Parameter):
++                    plain[plain_key] = getattr(module, name).detach()
++                else:
++                    plain[plain_key] = value
+""",
+)
+
+SOLUTION.student(
+    "export_buffer_keeps_original",
+    {"export_plain_state_dict": EXPORT_BUFFER_KEEPS_ORIGINAL},
+    (2, 3, 0, 0),
     generated_only=("test_export_hidden",),
 )
 
@@ -328,6 +403,81 @@ MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
 SOLUTION.control(
     "alternative_correct",
     {"export_plain_state_dict": EXPORT_CORRECT_BY_KEY, "materialize": MATERIALIZE_CORRECT_BY_NAME},
+)
+
+# Switches the submodules to eval mode but leaves the model itself in its own mode: a model that is itself a lazy norm
+# layer in training mode updates its running statistics (issue 28).
+MATERIALIZE_CHILDREN_EVAL_ONLY = SOLUTION.edited(
+    "materialize",
+    """
+-    for module in modules:
++    for module in modules[1:]:
+""",
+)
+
+SOLUTION.student(
+    "materialize_children_eval_only",
+    {"materialize": MATERIALIZE_CHILDREN_EVAL_ONLY},
+    (0, 0, 2, 2.67),
+    generated_only=("test_materialize_hidden",),
+)
+
+# Tells a lazy module by its class name: a lazy class of one's own named otherwise is left lazy (issue 28).
+MATERIALIZE_LAZY_BY_NAME = SOLUTION.edited(
+    "materialize",
+    """
+-    if not any(isinstance(module, LazyModuleMixin) for module in modules):
++    if not any(type(module).__name__.startswith("Lazy") for module in modules):
+""",
+)
+
+SOLUTION.student(
+    "materialize_lazy_by_name",
+    {"materialize": MATERIALIZE_LAZY_BY_NAME},
+    (0, 0, 2, 2.67),
+    generated_only=("test_materialize_hidden",),
+)
+
+# Restores each flag with module.train(flag) in modules() order: train() recurses, so a module under two parents takes
+# the flag of the parent restored last (issue 28).
+MATERIALIZE_RESTORES_WITH_TRAIN = SOLUTION.edited(
+    "materialize",
+    """
+-            module.training = flag
++            module.train(flag)
+""",
+)
+
+SOLUTION.student(
+    "materialize_restores_with_train",
+    {"materialize": MATERIALIZE_RESTORES_WITH_TRAIN},
+    (0, 0, 2, 2.67),
+    generated_only=("test_materialize_hidden",),
+)
+
+# Keeps the flags by name from named_modules() (each module under its first name) and restores them along every name,
+# a name it does not know taking its parent's flag: a module under two parents takes the second parent's (issue 28).
+MATERIALIZE_FLAGS_BY_FIRST_NAME = SOLUTION.edited(
+    "materialize",
+    """
+-    flags = [(module, module.training) for module in modules]
++    flags = {name: module.training for name, module in model.named_modules()}
+@@
+-        for module, flag in flags:
+-            module.training = flag
++        for name, module in model.named_modules(remove_duplicate=False):
++            parent = name
++            while parent not in flags:
++                parent = parent.rpartition(".")[0]
++            module.training = flags[parent]
+""",
+)
+
+SOLUTION.student(
+    "materialize_flags_by_first_name",
+    {"materialize": MATERIALIZE_FLAGS_BY_FIRST_NAME},
+    (0, 0, 2, 2.67),
+    generated_only=("test_materialize_hidden",),
 )
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

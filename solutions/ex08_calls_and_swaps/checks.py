@@ -4,10 +4,12 @@ cases rebuilt here), case by case."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from random import Random
 
 import torch
+import torch.nn.utils.parametrize as parametrize
 from torch import nn
 
 from grader.observing import (
@@ -67,17 +69,37 @@ class Fragile(nn.Module):
         return x * self.gain
 
 
+NON_PERSISTENT = "_non_persistent_buffers_set"
+
+
 def entries(model: nn.Module) -> list:
+    """Every registry entry of every module (owner, registry, key, object), then each module's set of non-persistent
+    buffers (owner, NON_PERSISTENT, None, a copy of the set)."""
     return [
         (owner, registry, key, value)
         for owner in model.modules()
         for registry in ("_parameters", "_buffers")
         for key, value in vars(owner)[registry].items()
-    ]
+    ] + [(owner, NON_PERSISTENT, None, set(vars(owner)[NON_PERSISTENT])) for owner in model.modules()]
 
 
 def restored(before: list) -> bool:
-    return all(vars(owner)[registry].get(key) is value for owner, registry, key, value in before)
+    """Whether every entry holds the object it held, and every module keeps its non-persistent buffers so."""
+    return all(
+        vars(owner)[registry] == value if registry == NON_PERSISTENT else vars(owner)[registry].get(key) is value
+        for owner, registry, key, value in before
+    )
+
+
+def names_it(error: BaseException, name: str) -> bool:
+    """Rule 2: whether a KeyError's message holds the name as repr writes it (its text, or str() of the error,
+    which is the repr of that text)."""
+    text = error.args[0] if error.args and type(error.args[0]) is str else ""
+    return repr(name) in text or repr(name) in str(error)
+
+
+class Interrupted(BaseException):  # noqa: N818 - named for what it does, as KeyboardInterrupt is
+    """What a call may raise that is no Exception (as KeyboardInterrupt and SystemExit are not)."""
 
 
 def grad_of(tensor: torch.Tensor) -> object:
@@ -246,7 +268,7 @@ def call_facts(
         error = caught
     outcome = ["returns"] if error is None else raised(error)
     if type(error) is KeyError and unknown is not None:
-        outcome.append(repr(unknown) in str(error))
+        outcome.append(names_it(error, unknown))
     buffers = {name: data(value) for name, value in given.items() if not value.requires_grad}
     return {
         "outcome": outcome,
@@ -312,7 +334,7 @@ def call_rule_cases(call_with: object, hand_built: list) -> list:
                 call_with(model, given, torch.ones(2, 3))
                 outcome = ["returns"]
             except KeyError as error:
-                outcome = ["raises KeyError", {f"its message names {name!r}": repr(name) in str(error) for name in bad}]
+                outcome = ["raises KeyError", {f"its message names {name!r}": names_it(error, name) for name in bad}]
             except Exception as error:  # noqa: BLE001
                 outcome = raised(error)
             return {
@@ -445,9 +467,9 @@ def call_rule_cases(call_with: object, hand_built: list) -> list:
     def first():
         return type(call_with(nn.Linear(2, 2), {}, torch.ones(1, 2))) is torch.Tensor
 
-    def raising(names: list) -> Callable[[], object]:
+    def raising(names: list, failing: type[BaseException] = LookupError) -> Callable[[], object]:
         def run():
-            failure = LookupError("refused by the probe")
+            failure = failing("refused by the probe")
             first_probe, second = Probe(failure), Probe()
             second.weight = first_probe.weight
             model = nn.Sequential(second, first_probe, second)
@@ -457,11 +479,21 @@ def call_rule_cases(call_with: object, hand_built: list) -> list:
             try:
                 call_with(model, given, torch.ones(3))
                 outcome = "returns"
-            except Exception as error:  # noqa: BLE001
+            except BaseException as error:  # noqa: BLE001 - also what is no Exception, as the case may raise
                 outcome = "the model's own exception" if error is failure else raised(error)
             return {"what reaches the caller": outcome, "every entry holds its object again": restored(before)}
 
         return run
+
+    def non_persistent_restored():
+        """After a call given a non-persistent buffer, every entry holds its object again and the buffer is still
+        non-persistent (left out of state_dict()); a call_with that refuses the name changes nothing either (whether
+        it may refuse is rule 1's business)."""
+        slots = Slots(False)
+        before = entries(slots)
+        with contextlib.suppress(Exception):  # rule 5 looks at the module afterwards, however the call ended
+            call_with(slots, {"scratch": torch.full((3,), 5.0)}, torch.ones(2, 3))
+        return {"every entry as before": restored(before), "the keys of state_dict()": list(slots.state_dict())}
 
     def shared_restored():
         layer = nn.Linear(3, 3)
@@ -502,6 +534,16 @@ def call_rule_cases(call_with: object, hand_built: list) -> list:
         ),
         fixed(2, "a module's own name is not a tensor's", unknown(lambda: nn.Sequential(nn.Linear(3, 3)), ["1.0"])),
         fixed(2, "an attribute path is not a registered name", unknown(lambda: nn.Linear(3, 3), ["1.weight.data"])),
+        fixed(
+            2,
+            "a plain tensor attribute, and a parametrized weight's name, are no registered names",
+            unknown(with_plain_tensor, ["1.scale", "1.weight"]),
+        ),
+        fixed(
+            2,
+            "a name holding a quote: the message holds it as repr writes it",
+            unknown(lambda: nn.Linear(3, 3), ["1.it's"]),
+        ),
         fixed(
             3,
             "the entries hold the given objects themselves: gradients and in-place updates reach them",
@@ -548,7 +590,22 @@ def call_rule_cases(call_with: object, hand_built: list) -> list:
             raising(["0.weight", "0.stat", "1.stat"]),
         ),
         fixed(5, "a call that raises with nothing given: the same exception", raising([])),
+        fixed(
+            5,
+            "a call interrupted by what is no Exception (as KeyboardInterrupt): every entry restored, the same one",
+            raising(["0.weight", "0.stat"], Interrupted),
+        ),
+        fixed(5, "a non-persistent buffer given stays non-persistent", non_persistent_restored),
     ]
+
+
+def with_plain_tensor() -> nn.Module:
+    """A Linear whose weight is parametrized (its name is parametrizations.weight.original) and which holds a plain
+    tensor attribute, in no registry."""
+    lin = nn.Linear(3, 3)
+    lin.scale = torch.ones(3)
+    parametrize.register_parametrization(lin, "weight", nn.Identity())
+    return lin
 
 
 def refused(facts: dict) -> dict:
@@ -596,6 +653,7 @@ class Slots(nn.Module):
         self.register_buffer("count", torch.tensor(0))
         self.register_parameter("unused", None)
         self.register_buffer("empty", None)
+        self.plain = torch.full((3,), 3.0)  # a tensor in no registry: its name is no valid name
         self.armed, self.error = armed, LookupError("refused by Slots")
         self.held: list = []
         self.outputs: list = []
@@ -626,6 +684,7 @@ CALL_ENTRIES = {
     "a module's name": "",
     "an attribute path": "weight.data",
     "a misspelling": "wieght",
+    "a plain tensor attribute": "plain",
 }
 CALL_PLACES = {  # the model around a Slots, the prefix of the name given, the prefix of its first name
     "the root": lambda slots: (slots, "", ""),
@@ -658,7 +717,7 @@ def call_space_case(call_with: object, point: dict) -> list:
         got = call_with(model, given, torch.ones(2, 3))
         outcome = ["returns", bool(slots.outputs) and got is slots.outputs[-1]]
     except KeyError as error:
-        outcome = ["raises KeyError", repr(name) in str(error)]
+        outcome = ["raises KeyError", names_it(error, name)]
     except Exception as error:  # noqa: BLE001
         outcome = [*raised(error), error is slots.error]
     held = [[labels.get(id(item), kind_of(item)) for item in row[:-1]] + [data(row[-1])] for row in slots.held]
@@ -748,10 +807,11 @@ def apply_build(rng: Random, depth: int, pool: list) -> nn.Module:
 
 
 def visit_names(apply_once: object, model: nn.Module) -> tuple:
-    """(what apply_once returned, the names of what fn was called on, in order)."""
+    """(what apply_once returned, the names of what fn was called on, in order). fn returns a value of its own (as
+    the nn.init functions do), never the module."""
     names = {id(module): name or "(root)" for name, module in model.named_modules()}
     got: list = []
-    returned = apply_once(model, got.append)
+    returned = apply_once(model, lambda module: got.append(module) or "what fn returned")
     return returned, [names.get(id(item), f"not a module: {type(item).__name__}") for item in got]
 
 

@@ -225,6 +225,106 @@ SOLUTION.student(
     generated_only=("test_call_with_hidden",),
 )
 
+# Restores the entries in `except Exception:` and after a return: a call interrupted by what is no Exception
+# (KeyboardInterrupt, SystemExit) leaves the given tensors in the module (issue 28).
+CALL_RESTORES_ON_EXCEPTION_ONLY = SOLUTION.edited(
+    "call_with",
+    """
+-        return module(*args)
+-    finally:
+-        for registry, key, value in entries:
+-            registry[key] = value
++        result = module(*args)
++    except Exception:
++        for registry, key, value in entries:
++            registry[key] = value
++        raise
++    for registry, key, value in entries:
++        registry[key] = value
++    return result
+""",
+)
+
+SOLUTION.student(
+    "call_restores_on_exception_only",
+    {"call_with": CALL_RESTORES_ON_EXCEPTION_ONLY},
+    (2, 3.2, 0, 0),
+    breaks={"test_call_with_hidden": 5},
+)
+
+# Puts a buffer back with register_buffer(key, old), whose default is persistent=True: a non-persistent buffer
+# given to the call comes back persistent, in state_dict() (issue 28).
+CALL_RESTORES_WITH_REGISTER_BUFFER = SOLUTION.edited(
+    "call_with",
+    """
+-        (registry, key, value)
++        (owner, registry, key, value)
+@@
+-        for registry, key, value in entries:
+-            registry[key] = replacement[id(value)]
++        for _, registry, key, value in entries:
++            registry[key] = replacement[id(value)]
+@@
+-    finally:
+-        for registry, key, value in entries:
+-            registry[key] = value
++    finally:
++        for owner, registry, key, value in entries:
++            if registry is owner._buffers:
++                owner.register_buffer(key, value)
++            else:
++                registry[key] = value
+""",
+)
+
+SOLUTION.student(
+    "call_restores_with_register_buffer",
+    {"call_with": CALL_RESTORES_WITH_REGISTER_BUFFER},
+    (2, 3.2, 0, 0),
+    breaks={"test_call_with_hidden": 5},
+)
+
+# Takes a name as valid when its owner has a tensor attribute of that name, and swaps only the registered ones: a
+# plain tensor attribute, or a parametrized weight's own name, is accepted (issue 28).
+CALL_ACCEPTS_TENSOR_ATTRIBUTES = SOLUTION.edited(
+    "call_with",
+    """
+     for name in tensors:
+-        if name not in named:
++        prefix, _, key = name.rpartition(".")
++        try:
++            owner = module.get_submodule(prefix)
++        except AttributeError:
++            owner = None
++        if not isinstance(getattr(owner, key, None), torch.Tensor):
+             raise KeyError(f"{name!r} is not the name of a parameter or buffer of the module")
+-    replacement = {id(named[name]): tensor for name, tensor in tensors.items()}
++    replacement = {id(named[name]): tensor for name, tensor in tensors.items() if name in named}
+""",
+)
+
+SOLUTION.student(
+    "call_accepts_tensor_attributes",
+    {"call_with": CALL_ACCEPTS_TENSOR_ATTRIBUTES},
+    (2, 3.2, 0, 0),
+    breaks={"test_call_with_hidden": 2},
+)
+
+# Writes the quotes around the name by hand: the same as repr for most names, not for a name holding a quote
+# (issue 28).
+CALL_QUOTES_BY_HAND = SOLUTION.edited(
+    "call_with",
+    """
+-            raise KeyError(f"{name!r} is not the name of a parameter or buffer of the module")
++            raise KeyError(f"'{name}' is not the name of a parameter or buffer of the module")
+""",
+)
+
+SOLUTION.student(
+    "call_quotes_by_hand", {"call_with": CALL_QUOTES_BY_HAND}, (2, 3.2, 0, 0), breaks={"test_call_with_hidden": 2}
+)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Part 2: apply_once
 # ---------------------------------------------------------------------------------------------------------
@@ -468,6 +568,28 @@ for _student, _answer in (
         (2, 4, 0, 0),
         breaks={"test_apply_once_hidden": 5},
     )
+
+# Returns what the walk returns: the model for a model with children, but fn's result for a model without any (an
+# nn.init function returns its tensor) (issue 28).
+APPLY_RETURNS_FN_RESULT_FOR_LEAF = SOLUTION.edited(
+    "apply_once",
+    """
+-            fn(module)
++            return fn(module)
+@@
+-    visit(model)
+-    return model
++    returned = visit(model)
++    return model if list(model.children()) or returned is None else returned
+""",
+)
+
+SOLUTION.student(
+    "apply_returns_fn_result_for_leaf",
+    {"apply_once": APPLY_RETURNS_FN_RESULT_FOR_LEAF},
+    (0, 0, 2, 3.2),
+    breaks={"test_apply_once_hidden": 4},
+)
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
 GENERATED_ONLY = SOLUTION.generated_only
