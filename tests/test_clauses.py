@@ -123,6 +123,10 @@ def test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignmen
         named = [rules.named_rules(case) for case in seeded_cases]  # a seeded case names what it looks at by rule
         assert all(found <= set(numbered) for found in named), f"{grade_id}: seeded cases name rules {named}"
         assert not seeded_cases or set().union(*named), f"{grade_id}: no seeded case names a rule"
+        unnamed = [
+            label for label, case in seen.items() if observing.dimensions_of(label) and not rules.named_rules(case)
+        ]
+        assert not unnamed, f"{grade_id}: {len(unnamed)} generated cases name no rule, the first: {unnamed[0]}"
         assert sorted(breaks.get(grade_id, {})) == sorted(numbered), f"{grade_id}: BREAKS names other rules"
         for rule, student in ((rule, s) for rule, students in breaks[grade_id].items() for s in students):
             cells = cells_to_run(submission(release, answers[student]))

@@ -686,6 +686,7 @@ CALL_ENTRIES = {
     "a misspelling": "wieght",
     "a plain tensor attribute": "plain",
 }
+CALL_VALID = ("a parameter", "a buffer", "a non-persistent buffer", "a frozen parameter", "an integer buffer")
 CALL_PLACES = {  # the model around a Slots, the prefix of the name given, the prefix of its first name
     "the root": lambda slots: (slots, "", ""),
     "a child": lambda slots: (nn.Sequential(nn.Linear(3, 3), slots), "1.", "1."),
@@ -700,9 +701,12 @@ CALL_SPACE = {
 }
 
 
-def call_space_case(call_with: object, point: dict) -> list:
-    """A generated case: what call_with returned or raised, what the entries held during each call, whether every
-    entry holds its own object afterwards, and what the given tensors hold then (in-place updates land in them)."""
+def call_space_case(call_with: object, point: dict) -> dict:
+    """A generated case, each part named by the rule that decides it. A valid name (rule 1) is taken, not refused
+    with a KeyError, and only then: what the entries held during each call and what the given tensors hold afterwards
+    (rule 3: in-place updates land in them), what the call returned (rule 4) or the armed call's own exception
+    (rule 5). A name that is no valid one: rule 2's KeyError naming it, before anything else. Either way, whether every
+    entry holds its own object afterwards (rule 5)."""
     slots = Slots(point["call"] == "raises")
     model, prefix, first = CALL_PLACES[point["module at"]](slots)
     entry = CALL_ENTRIES[point["entry"]]
@@ -713,15 +717,30 @@ def call_space_case(call_with: object, point: dict) -> list:
     labels = {id(value): f"given {key}" for key, value in given.items()}
     labels.update({id(vars(slots)[registry][key]): f"own {key}" for registry, key in Slots.ENTRIES})
     before = entries(model)
+    refused = None
     try:
         got = call_with(model, given, torch.ones(2, 3))
-        outcome = ["returns", bool(slots.outputs) and got is slots.outputs[-1]]
+        outcome = {"returns": bool(slots.outputs) and got is slots.outputs[-1]}
     except KeyError as error:
-        outcome = ["raises KeyError", names_it(error, name)]
+        refused = names_it(error, name)
     except Exception as error:  # noqa: BLE001
-        outcome = [*raised(error), error is slots.error]
-    held = [[labels.get(id(item), kind_of(item)) for item in row[:-1]] + [data(row[-1])] for row in slots.held]
-    return [outcome, held, restored(before), [data(value) for value in given.values()]]
+        outcome = {"raises": [*raised(error), error is slots.error]}
+    taken = {
+        "what the entries held during each call": [
+            [labels.get(id(item), kind_of(item)) for item in row[:-1]] + [data(row[-1])] for row in slots.held
+        ],
+        "what the given tensors hold afterwards": [data(value) for value in given.values()],
+    }
+    if point["entry"] in CALL_VALID and refused is not None:
+        seen = {"rule 1: the name is taken": {"refused with a KeyError": True}}
+    elif point["entry"] in CALL_VALID:
+        called = {f"rule 3: {what}": value for what, value in taken.items()}
+        called[f"rule {5 if point['call'] == 'raises' else 4}: what the call does"] = outcome
+        seen = {"rule 1: the name is taken": called}
+    else:
+        raises = {"raises KeyError": {"naming it": refused}} if refused is not None else {"no KeyError": True}
+        seen = {"rule 2: what the call does": raises, **{f"rule 2: {what}": value for what, value in taken.items()}}
+    return seen | {"rule 5: every entry holds its own object afterwards": restored(before)}
 
 
 @single_thread

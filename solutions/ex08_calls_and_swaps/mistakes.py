@@ -221,7 +221,7 @@ CALL_STATE_DICT_NAMES = SOLUTION.edited(
 SOLUTION.student(
     "call_state_dict_names",
     {"call_with": CALL_STATE_DICT_NAMES},
-    (2, 0, 0, 0),
+    (2, 3.2, 0, 0),
     generated_only=("test_call_with_hidden",),
 )
 
