@@ -70,7 +70,14 @@ SLOT_EXTRAS: dict[str, Callable[[nn.Module], object]] = {
     "nothing": lambda module: None,
     "a non-persistent buffer and None entries": lambda module: none_entries(module),
     "eval mode": lambda module: module.eval(),
-    "attributes named like slots": lambda module: vars(module).update(_hooks=OrderedDict(), _buffers_old={}),
+    "attributes named like slots": lambda module: vars(module).update(
+        _hooks=OrderedDict(),
+        _buffers_old={},
+        _custom_forward_hooks=OrderedDict(),
+        _old_state_dict_hooks=OrderedDict(),
+        _forward_hooks_cache_with_kwargs=OrderedDict(),
+        _backward_hooks_always_called=OrderedDict(),
+    ),
     "_compiled_call_impl": lambda module: vars(module).update(_compiled_call_impl=module._call_impl),
 }
 SLOT_SPACE = {
@@ -416,14 +423,24 @@ def classify_early(classify: Callable, module: nn.Module) -> object:
 
 
 def classify_untouched(classify: Callable, module: nn.Module) -> list:
-    """Rule 5: whether vars(module) and its containers are as before the call, and whether the dict returned is a
-    different object from vars(module)."""
+    """Rule 5: whether vars(module) and its containers are as before the call, whether the dict returned is a
+    different object from vars(module), and whether a second call on a module of the same layout returns a new dict
+    that a caller's edit of the first one does not reach (rule 1's "a new plain dict")."""
     before = classify_snapshot(module)
     got = classify(module)
-    return {
+    seen = {
         "the module is as before": classify_snapshot(module) == before,
         "a dict of its own": got is not vars(module),
     }
+    if isinstance(got, dict):
+        marker = object()
+        dict.__setitem__(got, marker, "other")  # what a caller may do with its own dict, undone below
+        again = classify(module)
+        dict.pop(got, marker)
+        seen["a new dict on every call, which the caller's edits of an earlier one do not reach"] = (
+            again is not got and not (isinstance(again, dict) and marker in dict.keys(again))
+        )
+    return seen
 
 
 class CallableCache(nn.Module):
@@ -436,6 +453,9 @@ class CallableCache(nn.Module):
         self.my_forward_hooks = OrderedDict()
         self.extra_with_kwargs = OrderedDict([(0, True)])
         self._forward_hooks_extra = OrderedDict()
+        self._custom_forward_hooks = OrderedDict()  # the patterns of slot names, not slot names
+        self._forward_hooks_cache_with_kwargs = OrderedDict([(0, True)])
+        self._old_state_dict_hooks = OrderedDict()
         self._parameters_backup = {}
         self._non_persistent = set()
         self.Training = True

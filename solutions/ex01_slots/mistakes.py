@@ -180,6 +180,55 @@ SOLUTION.student(
     breaks={"test_classify_slots_hidden": 5},
 )
 
+# A tighter name pattern: only names with forward, backward or state_dict in them count as hook tables, so
+# _hooks and my_forward_hooks come out right, but _custom_forward_hooks or _old_state_dict_hooks do not.
+CLASSIFY_BY_NARROW_NAME_PATTERN = SOLUTION.edited_answer(
+    CLASSIFY_BY_NAME_PATTERN,
+    """
+-        elif name.endswith("_with_kwargs") or name.endswith("_always_called"):
++        elif name.startswith("_forward") and (name.endswith("_with_kwargs") or name.endswith("_always_called")):
+             groups[name] = HOOK_FLAG_TABLE
+-        elif name.endswith("_hooks"):
++        elif name.startswith("_") and name.endswith("_hooks") and any(
++            word in name for word in ("forward", "backward", "state_dict")
++        ):
+""",
+)
+
+SOLUTION.student(
+    "classify_by_narrow_name_pattern",
+    {"classify_slots": CLASSIFY_BY_NARROW_NAME_PATTERN},
+    (2, 3.2, 0, 0),
+    breaks={"test_classify_slots_hidden": 3},
+)
+
+# Classifies each layout of keys once and hands back the same dict on every later call: a caller's edit of one
+# result shows up in the next.
+CLASSIFY_CACHED_PER_LAYOUT = SOLUTION.edited(
+    "classify_slots",
+    """
+-    return {name: slot_groups.get(name, OTHER) for name in vars(module)}
++    keys = tuple(vars(module))
++    if keys not in _LAYOUTS:
++        _LAYOUTS[keys] = {name: slot_groups.get(name, OTHER) for name in keys}
++    return _LAYOUTS[keys]
+""",
+    """
+-def classify_slots(module):
++_LAYOUTS = {}
++
++
++def classify_slots(module):
+""",
+)
+
+SOLUTION.student(
+    "classify_cached_per_layout",
+    {"classify_slots": CLASSIFY_CACHED_PER_LAYOUT},
+    (2, 3.2, 0, 0),
+    breaks={"test_classify_slots_hidden": 5},
+)
+
 # A correct part 1, written the way a student who read the chapter might.
 CLASSIFY_CORRECT = '''def classify_slots(module):
     """Map every key of vars(module), in order, to the name of its group (one of GROUPS)."""

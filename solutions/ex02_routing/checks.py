@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict, UserDict, UserList, deque, namedtuple
 from collections.abc import Callable
 
 import torch
@@ -539,6 +539,7 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(5, "an int on a buffer", decides(held("buffer"), "stats", three)),
             fixed(5, "a list on a None buffer", decides(held("None buffer"), "stats", lambda: [1, 2])),
             fixed(5, "nn.Buffer on a half-built module", decides(half_demo, "fresh", buffer())),
+            fixed(5, "nn.Buffer on a half-built module, dotted name", decides(half_demo, "a.b", buffer())),
             fixed(
                 5,
                 "a Parameter-free tensor on nn.BatchNorm1d's running_mean",
@@ -898,6 +899,15 @@ def registered_state() -> nn.Module:
     return module
 
 
+def slots_holding_tensors() -> nn.Module:
+    """Slots that hold tensors after plain assignments went past __setattr__'s checks: still slots."""
+    module = bag(raw=torch.zeros(1))
+    vars(module)["training"] = torch.tensor(True)
+    vars(module)["_is_full_backward_hook"] = [torch.zeros(1)]
+    vars(module)["_forward_hooks_with_kwargs"] = OrderedDict(k=torch.zeros(1))
+    return module
+
+
 def slot_like_names() -> nn.Module:
     return bag(
         _buffers_old=torch.zeros(1),
@@ -910,6 +920,13 @@ def slot_like_names() -> nn.Module:
 
 class Named(dict):
     """A dict subclass."""
+
+
+T = torch.zeros(1)  # a tensor some cases hold: never modified
+
+
+class Marked(torch.Tensor):
+    """A tensor subclass (what as_subclass makes): a tensor all the same."""
 
 
 class Items(list):
@@ -1021,6 +1038,10 @@ FIND_VALUES = {
     "nested containers": lambda: ({"k": [(torch.zeros(1),)]}, []),
     "an empty list": list,
     "a set": lambda: {torch.zeros(1)},
+    "a tensor subclass": lambda: torch.zeros(1).as_subclass(Marked),
+    "a deque": lambda: deque([torch.zeros(1)]),
+    "a UserDict": lambda: UserDict(k=torch.zeros(1)),
+    "a UserList": lambda: UserList([torch.zeros(1)]),
     "a module": lambda: bag(raw=torch.zeros(1)),
     "a module in a list": lambda: [bag(raw=torch.zeros(1))],
     "a str": lambda: "tensor",
@@ -1028,7 +1049,7 @@ FIND_VALUES = {
 }
 FIND_SPACE = {
     "value": list(FIND_VALUES),
-    "attribute": ["raw", "_buffers_old"],
+    "attribute": ["raw", "_buffers_old", "training"],  # training: the value sits in a slot, never looked into
     "held by": ["the root", "a child", "a shared module"],
 }
 
@@ -1113,6 +1134,7 @@ def observe_find_hidden(ns: dict) -> object:
         ),
         fixed(3, "parameters, buffers (also non-persistent), None slots, a child", names(registered_state)),
         fixed(3, "attributes named like slots", names(slot_like_names)),
+        fixed(3, "slots holding tensors: training, a flag, a flag table", names(slots_holding_tensors)),
         fixed(3, "nn.BatchNorm1d: nothing outside the registries", names(lambda: nn.BatchNorm1d(2))),
         fixed(4, "OrderedDict, named tuple, dict and list subclasses, nesting", names(containers)),
         fixed(
@@ -1127,6 +1149,16 @@ def observe_find_hidden(ns: dict) -> object:
         ),
         fixed(
             4, "sets, strings, numbers and None are skipped", names(lambda: bag(s={torch.zeros(1)}, t="x", n=3, z=None))
+        ),
+        fixed(
+            4,
+            "tensor subclasses: as_subclass, UninitializedParameter",
+            names(lambda: bag(sub=torch.zeros(1).as_subclass(Marked), lazy=[nn.parameter.UninitializedParameter()])),
+        ),
+        fixed(
+            4,
+            "a deque, a UserDict, a UserList are other objects: skipped",
+            names(lambda: bag(queue=deque([torch.zeros(1)]), user=UserDict(a=torch.zeros(1)), items=UserList([T]))),
         ),
         fixed(5, "dict keys of every kind, through repr", names(odd_keys)),
         fixed(

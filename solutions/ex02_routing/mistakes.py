@@ -822,6 +822,87 @@ PREDICT_ON_TWIN_FROM_SOURCE = SOLUTION.edited_answer(
 ''',
 )
 
+# Checks the buffer's name before asking whether the module is half-built: a dotted or empty name on a half-built
+# module comes out KeyError, where torch raises AttributeError first.
+PREDICT_BUFFER_NAME_BEFORE_HALF_BUILT = SOLUTION.edited(
+    "predict_setattr",
+    """
+-        if buffers is None:
+-            return "AttributeError"  # cannot assign buffer before Module.__init__() call
+         if bad_name(name):
+             return "KeyError"
++        if buffers is None:
++            return "AttributeError"  # cannot assign buffer before Module.__init__() call
+""",
+)
+
+SOLUTION.student(
+    "predict_buffer_name_before_half_built",
+    {"predict_setattr": PREDICT_BUFFER_NAME_BEFORE_HALF_BUILT},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 5},
+)
+
+# Recognises tensors by their exact class: a tensor subclass (as_subclass, UninitializedParameter) is missed.
+FIND_EXACT_TENSOR_TYPES = SOLUTION.edited(
+    "find_unregistered_tensors",
+    """
+-        if isinstance(item, torch.Tensor):  # Parameters and nn.Buffer-tagged tensors included
++        if type(item) in (torch.Tensor, nn.Parameter):
+""",
+)
+
+SOLUTION.student(
+    "find_exact_tensor_types",
+    {"find_unregistered_tensors": FIND_EXACT_TENSOR_TYPES},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 4},
+)
+
+# Walks every Mapping and Sequence of collections.abc: a deque, a UserDict or a UserList is looked into too.
+FIND_ABC_CONTAINERS = SOLUTION.edited(
+    "find_unregistered_tensors",
+    """
+-        elif isinstance(item, dict):
++        elif isinstance(item, collections.abc.Mapping):
+@@
+-        elif isinstance(item, (list, tuple)):
++        elif isinstance(item, collections.abc.Sequence) and not isinstance(item, str) or isinstance(item, deque):
+""",
+    """
+-def find_unregistered_tensors(module):
++import collections.abc
++from collections import deque
++
++
++def find_unregistered_tensors(module):
+""",
+)
+
+SOLUTION.student(
+    "find_abc_containers",
+    {"find_unregistered_tensors": FIND_ABC_CONTAINERS},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 4},
+)
+
+# Leaves out the three registries only: the other slots (training, the hook and flag tables) are looked into as
+# plain attributes, and a tensor stored in training is reported.
+FIND_ONLY_REGISTRIES_LEFT_OUT = SOLUTION.edited(
+    "find_unregistered_tensors",
+    """
+-    slots = set(vars(nn.Module()))  # the 17 names nn.Module.__init__ writes: registries, hook tables, flags
++    slots = {"_parameters", "_buffers", "_modules"}
+""",
+)
+
+SOLUTION.student(
+    "find_only_registries_left_out",
+    {"find_unregistered_tensors": FIND_ONLY_REGISTRIES_LEFT_OUT},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 3},
+)
+
 for _student, _answer in (
     ("predict_in_fork_when_watched", PREDICT_IN_FORK_WHEN_WATCHED),
     ("predict_twin_in_raw_thread", PREDICT_TWIN_IN_RAW_THREAD),

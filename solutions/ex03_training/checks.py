@@ -286,6 +286,11 @@ def modes_fixed(module_modes: object) -> list:
     def named(build, name):
         return lambda: naming(lambda: module_modes(build()), name)
 
+    def quoted():
+        model = nn.ModuleDict({"it's": nn.Sequential(nn.Linear(2, 2))})  # repr writes "it's" in double quotes
+        model["it's"].training = "yes"
+        return model
+
     def two_bad():
         model = three_levels()
         model[1][1][0].training = "yes"
@@ -368,6 +373,7 @@ def modes_fixed(module_modes: object) -> list:
         ),
         fixed(5, "a bad flag on a module registered twice: its first name '0.1'", named(bad_shared, "0.1")),
         fixed(5, "the flag None on a ModuleDict entry: 'named.dec'", named(bad_in_dict, "named.dec")),
+        fixed(5, "the flag 'yes' on a ModuleDict entry named it's: repr writes \"it's\"", named(quoted, "it's")),
         fixed(6, "modes mixed at three levels: every flag kept", kept(mixed)),
         fixed(6, "a model in eval mode: every flag kept", kept(lambda: three_levels().eval())),
         fixed(
@@ -1053,6 +1059,22 @@ def frozen_seen(call: object, model: nn.Module, pool: list, x: torch.Tensor, wei
     return seen
 
 
+def statistics_switched_off() -> nn.Module:
+    """A BatchNorm1d whose track_running_stats was switched off after construction: its buffers are still there,
+    but it keeps no statistics (the definition reads the attribute), so it trains."""
+    layer = nn.BatchNorm1d(2)
+    layer.track_running_stats = False
+    return layer
+
+
+def running_mean_dropped() -> nn.Module:
+    """A BatchNorm1d that still tracks running statistics but whose running_mean was set to None: stat-keeping by
+    the definition all the same."""
+    layer = nn.BatchNorm1d(2)
+    layer.running_mean = None
+    return layer
+
+
 def look_alike() -> nn.Module:
     """A plain module with a running_mean buffer and track_running_stats: not a _NormBase, so not frozen."""
     module = nn.Module()
@@ -1075,6 +1097,8 @@ FROZEN_LAYERS = {
     "a BatchNorm1d subclass": lambda: ScaledBatchNorm(2, True),
     "LayerNorm": lambda: nn.LayerNorm(2),
     "a look-alike": look_alike,
+    "BatchNorm1d with statistics switched off later": statistics_switched_off,
+    "BatchNorm1d with running_mean set to None": running_mean_dropped,
 }
 FROZEN_FLAGS = {
     "True": lambda: True,
@@ -1084,7 +1108,11 @@ FROZEN_FLAGS = {
     "None": lambda: None,
     "a tensor": lambda: torch.tensor(False),
     "a Parameter": lambda: nn.Parameter(torch.ones(())),
+    "a Parameter then None": lambda: NONE_PARAMETER,
 }
+# A Parameter registered as the flag, then set to None: "training" stays in _parameters, holding None (rule 7's
+# TypeError all the same). frozen_space_case makes the two assignments.
+NONE_PARAMETER = object()
 FROZEN_PLACES = {
     "the root": lambda layer: layer,
     "a child": lambda layer: nn.Sequential(nn.Linear(2, 2), layer),
@@ -1110,7 +1138,11 @@ def frozen_space_case(train_with_frozen_norm_stats: object, point: dict) -> dict
     unregistered = point["layer at"] == "in a plain list"
     if unregistered:
         model.helpers = [layer.eval()]
-    layer.training = FROZEN_FLAGS[point["flag before"]]()
+    flag = FROZEN_FLAGS[point["flag before"]]()
+    if flag is NONE_PARAMETER:
+        layer.training = nn.Parameter(torch.ones(()))
+        flag = None
+    layer.training = flag
     modules = registered(model)
     inside = inside_norm_layers(model)
     after = kept_state({**modules, "the layer in a plain list": layer} if unregistered else modules)
@@ -1119,7 +1151,8 @@ def frozen_space_case(train_with_frozen_norm_stats: object, point: dict) -> dict
     except Exception as error:  # noqa: BLE001
         outcome = {"raises": kind_of(error)}
     flags = flags_of(modules)
-    parameter = point["flag before"] == "a Parameter"  # rule 7's TypeError, but not on a module left alone (rule 4)
+    # rule 7's TypeError, but not on a module left alone (rule 4)
+    parameter = point["flag before"] in ("a Parameter", "a Parameter then None")
     seen = {
         f"rule {4 if unregistered and parameter else 1}: what the call does": outcome,
         "rule 2: each module's flag": {name: flag for name, flag in flags.items() if id(modules[name]) not in inside},

@@ -156,6 +156,23 @@ SOLUTION.student(
     "modes_sorted_names", {"module_modes": MODES_SORTED_NAMES}, (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 2}
 )
 
+# Puts quotes round the name by hand instead of repr: right for '1.1.0', wrong for a name such as it's, which repr
+# writes in double quotes.
+MODES_HAND_MADE_QUOTES = SOLUTION.edited(
+    "module_modes",
+    """
+-            raise TypeError(f"the training flag of {name!r} is {flag!r} ({type(flag).__name__}), not a bool")
++            raise TypeError(f"the training flag of '{name}' is {flag!r} ({type(flag).__name__}), not a bool")
+""",
+)
+
+SOLUTION.student(
+    "modes_hand_made_quotes",
+    {"module_modes": MODES_HAND_MADE_QUOTES},
+    (2, 3.33, 0, 0),
+    breaks={"test_module_modes_hidden": 5},
+)
+
 # Tests `flag not in (True, False)`: 1, 0, 1.0, a tensor and a Parameter compare equal to a bool and pass;
 # only 'yes', 'False', '' and None are reported.
 MODES_IN_TRUE_FALSE = SOLUTION.edited_answer(
@@ -511,6 +528,42 @@ SOLUTION.student(
     {"train_with_frozen_norm_stats": FROZEN_SETS_REQUIRES_GRAD},
     (0, 0, 2, 3.43),
     breaks={"test_frozen_hidden": 5},
+)
+
+# Decides stat-keeping by the running_mean buffer instead of track_running_stats: a BatchNorm whose
+# track_running_stats was switched off later is frozen, one whose running_mean was set to None trains. The wrong
+# flag shows under rule 2, and under rule 3 where the layer is a norm layer's own submodule.
+FROZEN_BY_RUNNING_MEAN = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
+-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
++        module.training = not (isinstance(module, _NormBase) and module.running_mean is not None)
+""",
+)
+
+SOLUTION.student(
+    "frozen_by_running_mean",
+    {"train_with_frozen_norm_stats": FROZEN_BY_RUNNING_MEAN},
+    (0, 0, 2, 2.86),
+    generated_only=("test_frozen_hidden",),
+)
+
+# Pre-checks with isinstance(flag, nn.Parameter): a "training" entry of _parameters that holds None is missed, and
+# the modules before it are switched before the assignment raises TypeError (rule 7).
+FROZEN_PRECHECK_BY_VALUE = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
+-        if "training" in module._parameters:
++        if isinstance(module.training, nn.Parameter):
+""",
+)
+
+SOLUTION.student(
+    "frozen_precheck_by_value",
+    {"train_with_frozen_norm_stats": FROZEN_PRECHECK_BY_VALUE},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 7},
+    generated_only=("test_frozen_hidden",),
 )
 
 # Sets each flag as it walks, without checking first: a Parameter flag raises TypeError half way, after the

@@ -917,6 +917,23 @@ def explain_fixed(explain_incompatibility: object) -> list:
         model = leaf(("a", (2,), "parameter"), ("b", (2,), "parameter"), ("c", (3,), "parameter"))
         return model, {"x": torch.zeros(2), "c": torch.zeros(3)}
 
+    def two_for_one():
+        model = leaf(("a", (2,), "parameter"), ("c", (3,), "parameter"))
+        return model, {"x": torch.zeros(2), "y": torch.zeros(2), "c": torch.zeros(3)}
+
+    def submodule_named_module():
+        """A model with a submodule called module (a wrapper's usual name) deeper down."""
+        return nn.Sequential(nn.ModuleDict({"module": nn.Linear(2, 2)}))
+
+    def inner_module_wrapped_checkpoint():
+        return submodule_named_module(), nn.DataParallel(submodule_named_module()).state_dict()
+
+    def inner_module_wrapped_model():
+        return nn.DataParallel(submodule_named_module()), submodule_named_module().state_dict()
+
+    def keyless_model():
+        return nn.ReLU(), nn.Linear(2, 2).state_dict()
+
     def other_shape():
         return nn.Linear(2, 2), {"weight": torch.zeros(2, 2), "scale": torch.ones(1)}
 
@@ -999,6 +1016,18 @@ def explain_fixed(explain_incompatibility: object) -> list:
             view(partly_wrapped),
         ),
         fixed(1, "an empty checkpoint: no prefix", view(empty_checkpoint)),
+        fixed(1, "a model without keys (nn.ReLU), a plain checkpoint: no prefix", view(keyless_model)),
+        fixed(
+            1,
+            "a submodule named 'module' at '0.module', checkpoint saved through nn.DataParallel: only the leading "
+            "'module.' goes",
+            view(inner_module_wrapped_checkpoint),
+        ),
+        fixed(
+            1,
+            "nn.DataParallel around a model with a submodule named 'module', the model's own checkpoint",
+            view(inner_module_wrapped_model),
+        ),
         fixed(
             1,
             "a model without keys, a checkpoint saved through nn.DataParallel: no prefix",
@@ -1056,6 +1085,11 @@ def explain_fixed(explain_incompatibility: object) -> list:
             4,
             "one left-over checkpoint key, two model candidates: no renamed key",
             view(ambiguous_one_for_two, ("renamed key",)),
+        ),
+        fixed(
+            4,
+            "two left-over checkpoint keys, one model candidate: no renamed key",
+            view(two_for_one, ("renamed key",)),
         ),
         fixed(4, "two top-level keys of different shapes are no candidates", view(other_shape, ("renamed key",))),
         fixed(5, "weight kept, bias missing, scale (1,) unexpected", view(other_shape, ("missing", "unexpected"))),

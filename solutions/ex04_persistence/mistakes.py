@@ -463,4 +463,53 @@ SOLUTION.control(
     {"migrate_state_dict": MIGRATE_CORRECT_RENAME_TABLE, "explain_incompatibility": EXPLAIN_CORRECT_NAMED_BUFFERS},
 )
 
+# Removes every "module." from a wrapped key, not just the leading one: a submodule called module deeper down loses
+# its name too.
+EXPLAIN_STRIPS_EVERY_MODULE = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-        return key[len(wrapper):] if key.startswith(wrapper) else key
++        return key.replace(wrapper, "")
+""",
+)
+
+SOLUTION.student(
+    "explain_strips_every_module",
+    {"explain_incompatibility": EXPLAIN_STRIPS_EVERY_MODULE},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
+
+# Reports a model-side prefix for a model without any key: all() of nothing is True.
+EXPLAIN_MODEL_PREFIX_WITHOUT_KEYS = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
++    elif all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
+""",
+)
+
+SOLUTION.student(
+    "explain_model_prefix_without_keys",
+    {"explain_incompatibility": EXPLAIN_MODEL_PREFIX_WITHOUT_KEYS},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
+
+# Pairs a checkpoint key with its only candidate without asking whether that model key has other candidates.
+EXPLAIN_RENAME_ONE_SIDED = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-        if len(options) == 1 and options_for[options[0]] == [key]:
++        if len(options) == 1 and options[0] not in renamed.values():
+""",
+)
+
+SOLUTION.student(
+    "explain_rename_one_sided",
+    {"explain_incompatibility": EXPLAIN_RENAME_ONE_SIDED},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 4},
+)
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
