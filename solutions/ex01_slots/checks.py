@@ -70,6 +70,7 @@ SLOT_EXTRAS: dict[str, Callable[[nn.Module], object]] = {
     "nothing": lambda module: None,
     "a non-persistent buffer and None entries": lambda module: none_entries(module),
     "eval mode": lambda module: module.eval(),
+    "a training flag that is no bool": lambda module: vars(module).update(training=1),
     "attributes named like slots": lambda module: vars(module).update(
         _hooks=OrderedDict(),
         _buffers_old={},

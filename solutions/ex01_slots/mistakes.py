@@ -550,6 +550,23 @@ SOLUTION.student(
     breaks={"test_copy_hidden": 7},
 )
 
+# Stores the mode flag as a real bool: the same object for True and False, another one for a flag such as 1 (review
+# 28b, e1_training_bool; rule 7: every other entry is the very object, whatever it holds).
+COPY_TRAINING_AS_BOOL = SOLUTION.edited(
+    "copy_sharing_parameters",
+    """
+-            state[name] = value
++            state[name] = bool(value) if name == "training" else value
+""",
+)
+
+SOLUTION.student(
+    "copy_training_as_bool",
+    {"copy_sharing_parameters": COPY_TRAINING_AS_BOOL},
+    (0, 0, 2, 3.5),
+    generated_only=("test_copy_hidden",),
+)
+
 # Gives the fresh containers to the original and the old ones to the copy: the two no longer share any, but
 # the original was modified, and a hook handle made on the original now removes the hook from the copy.
 COPY_NEW_CONTAINERS_FOR_THE_ORIGINAL = SOLUTION.edited_answer(

@@ -291,6 +291,12 @@ def modes_fixed(module_modes: object) -> list:
         model["it's"].training = "yes"
         return model
 
+    def unsorted_bad():
+        model = nn.ModuleDict({"b": nn.ReLU(), "a": nn.ReLU()})  # named_modules() order is not sorted order
+        model["b"].training = "yes"
+        model["a"].training = None
+        return model
+
     def two_bad():
         model = three_levels()
         model[1][1][0].training = "yes"
@@ -366,6 +372,7 @@ def modes_fixed(module_modes: object) -> list:
             named(lambda: with_flag(three_levels(), "", None), ""),
         ),
         fixed(5, "bad flags on '1.1.0' then on '2': the message names '1.1.0'", named(two_bad, "1.1.0")),
+        fixed(5, "bad flags on ModuleDict keys 'b' then 'a': the message names 'b'", named(unsorted_bad, "b")),
         fixed(
             5,
             "bad flags on the shallow '1' and the deeper '0.1.0', which comes first",

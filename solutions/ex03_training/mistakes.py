@@ -156,6 +156,27 @@ SOLUTION.student(
     "modes_sorted_names", {"module_modes": MODES_SORTED_NAMES}, (2, 3.33, 0, 0), breaks={"test_module_modes_hidden": 2}
 )
 
+# Names the bad flag that sorts first instead of the first in named_modules() order: right wherever the two agree
+# (review 28b, e3_first_bad_sorted).
+MODES_FIRST_BAD_SORTED = SOLUTION.edited(
+    "module_modes",
+    """
+-    for name, module in model.named_modules():
+-        flag = module.training
+-        if type(flag) is not bool:  # bool cannot be subclassed: this admits exactly True and False
+-            raise TypeError(f"the training flag of {name!r} is {flag!r} ({type(flag).__name__}), not a bool")
+-        modes[name] = flag
++    bad = sorted(name for name, module in model.named_modules() if type(module.training) is not bool)
++    if bad:
++        flag = model.get_submodule(bad[0]).training
++        raise TypeError(f"the training flag of {bad[0]!r} is {flag!r} ({type(flag).__name__}), not a bool")
++    for name, module in model.named_modules():
++        modes[name] = module.training
+""",
+)
+
+SOLUTION.student("modes_first_bad_sorted", {"module_modes": MODES_FIRST_BAD_SORTED}, (2, 3.33, 0, 0))
+
 # Puts quotes round the name by hand instead of repr: right for '1.1.0', wrong for a name such as it's, which repr
 # writes in double quotes.
 MODES_HAND_MADE_QUOTES = SOLUTION.edited(
