@@ -841,7 +841,7 @@ def record_fixed(record_activations: object) -> list:
         fixed(
             4,
             "the block's hook itself returns None (called directly on an output inside the block)",
-            fresh(lambda: hook_returns(ra, shared_chain(nn.Tanh()), ["2", "1"], x(3, 2))),
+            fresh(lambda: hook_returns(ra, nn.Sequential(nn.Linear(2, 2), nn.Tanh()), ["1", "0"], x(3, 2))),
         ),
         fixed(
             5,

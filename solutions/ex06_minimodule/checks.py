@@ -2453,7 +2453,7 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
     def pre_named_tuple():
         bench = HookBench(mini_module)
         bench.register("root", "pre", bench.hook("p1", "pre named tuple", 0.75))
-        bench.register("root", "forward", bench.hook("f1", "forward log"))
+        bench.register("root", "pre", bench.hook("p2", "pre log"))
         bench.call()
         return bench.seen
 
