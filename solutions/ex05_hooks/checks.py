@@ -66,6 +66,10 @@ class ForwardError(Exception):
     pass
 
 
+class BodyInterrupt(KeyboardInterrupt):
+    """What Ctrl-C raises in the body: a BaseException, not an Exception."""
+
+
 def grads_data(grads: list) -> list:
     return [None if grad is None else data(grad) for grad in grads]
 
@@ -325,6 +329,8 @@ def entry(value: object, values: bool = True) -> object:
         return ["tensor", detached, data(value) if values else list(value.shape)]
     if type(value) is tuple:
         return ["tuple", [entry(item, values) for item in value]]
+    if isinstance(value, dict):  # stored as it is: its tensors keep their graph
+        return ["dict", kind_of(value), [[plain(key), entry(item, values)] for key, item in value.items()]]
     return ["value", exact(value)]
 
 
@@ -370,7 +376,7 @@ def record_play(record_activations: object, model: nn.Module, names: object, pla
                 seen["grads"].append(grads_data(grads))
             if plan.get("raise_at") == len(plan["inputs"]):
                 raise plan["body_error"]
-    except (BodyError, ForwardError, KeyError) as error:
+    except (BodyError, BodyInterrupt, ForwardError, KeyError) as error:
         seen["error"] = error_seen(error, plan)
     except AssertionError as error:
         seen["stopped"] = str(error)
@@ -482,6 +488,17 @@ class Listed(nn.Module):
         return [self.linear(x), None]
 
 
+class Keyed(nn.Module):
+    """Returns a dict {"y": a tensor}."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> dict:
+        return {"y": self.linear(x)}
+
+
 class TopTwo(nn.Module):
     """Returns torch.return_types.topk, a named tuple."""
 
@@ -584,6 +601,37 @@ def watched(record_activations: object, model: nn.Module, names: object, x: torc
         weights = torch.randn(out.shape)
         grads = torch.autograd.grad((out * weights).sum(), params + [x], allow_unused=True)
     return [*seen, grads_data(grads), list(LOG)]
+
+
+def hook_returns(record_activations: object, model: nn.Module, names: object, x: torch.Tensor) -> dict:
+    """Rule 4: each forward hook the block added, called directly inside the block on an output: what it returns
+    (a forward hook that returns a value replaces the module's output)."""
+    before = {id(module): list(vars(module)["_forward_hooks"]) for module in model.modules()}
+    returned = []
+    with record_activations(model, names):
+        for module in model.modules():
+            for key, hook in list(vars(module)["_forward_hooks"].items()):
+                if key not in before[id(module)]:
+                    returned.append(kind_of(hook(module, (x,), torch.tanh(x))))
+    return {"what the block's hook returns": returned}
+
+
+def entry_memory(record_activations: object, x: torch.Tensor) -> dict:
+    """Rule 3: a tensor entry is output.detach(), a new tensor sharing the output's memory (no copy); the output is
+    caught by a forward hook of the model's own, which runs before the block's."""
+    model = nn.Sequential(nn.Linear(2, 3))
+    outputs: list = []
+    model[0].register_forward_hook(lambda module, args, output: outputs.append(output) and None)
+    with record_activations(model, ["0"]) as records:
+        model(x)
+    first = records["0"][0] if type(records) is dict and type(records.get("0")) is list and records["0"] else None
+    if not isinstance(first, torch.Tensor):
+        return {"the entry": kind_of(first)}
+    output = outputs[0]
+    return {
+        "a new tensor": first is not output,
+        "the output's memory": first.untyped_storage().data_ptr() == output.untyped_storage().data_ptr(),
+    }
 
 
 def record_leaving(
@@ -707,6 +755,11 @@ def record_fixed(record_activations: object) -> list:
         ),
         fixed(
             3,
+            "a tensor entry is output.detach(): it shares the output's memory, no copy",
+            fresh(lambda: entry_memory(ra, x(3, 2, requires_grad=True))),
+        ),
+        fixed(
+            3,
             "an LSTM's nested (output, (h, c)) becomes a tuple holding a tensor and a tuple, all detached",
             fresh(lambda: recorded(ra, lstm_model(), ["0"], [x(4, 1, 2, requires_grad=True)])),
         ),
@@ -786,6 +839,11 @@ def record_fixed(record_activations: object) -> list:
             ),
         ),
         fixed(
+            4,
+            "the block's hook itself returns None (called directly on an output inside the block)",
+            fresh(lambda: hook_returns(ra, nn.Sequential(nn.Linear(2, 2), nn.Tanh()), ["1", "0"], x(3, 2))),
+        ),
+        fixed(
             5,
             "the body raises: that same exception comes out, and every table is as before",
             fresh(
@@ -825,7 +883,7 @@ class Unpacked(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.inner(x)
         while not isinstance(out, torch.Tensor):
-            out = out[0]
+            out = next(iter(out.values())) if isinstance(out, dict) else out[0]
         return out
 
 
@@ -844,6 +902,7 @@ RECORD_OUTPUTS = {
     "an LSTM cell's tuple": lambda: nn.LSTMCell(2, 2),
     "a named tuple": TopTwo,
     "a list": Listed,
+    "a dict": Keyed,
 }
 RECORD_OWN_HOOKS = {
     "none": lambda model: None,
@@ -871,7 +930,7 @@ RECORD_SPACE = {
     "output": list(RECORD_OUTPUTS),
     "own hooks": list(RECORD_OWN_HOOKS),
     "names": list(RECORD_NAMES),
-    "block": ["one pass", "two passes", "the body raises", "a forward raises"],
+    "block": ["one pass", "two passes", "the body raises", "a forward raises", "the body is interrupted"],
 }
 
 
@@ -894,6 +953,8 @@ def record_arguments(point: dict) -> tuple:
         plan["kind"] = "unknown"
     elif block == "the body raises":
         plan.update(kind="body", raise_at=1, body_error=BodyError("the body raises on purpose"))
+    elif block == "the body is interrupted":
+        plan.update(kind="body", raise_at=1, body_error=BodyInterrupt("Ctrl-C in the body"))
     elif block == "a forward raises":
         model, plan["kind"] = nn.Sequential(model, Boom()), "forward"
     return model, RECORD_NAMES[point["names"]], plan
@@ -1318,6 +1379,15 @@ def still_hooked(model: nn.Module, handles: list, strip_hooks: object) -> list:
     return [seen, tables_left(model), [exact(vars(module)["_is_full_backward_hook"]) for module in model.modules()]]
 
 
+def lambda_attribute(strip_hooks: object) -> dict:
+    """Rule 1: a model with a lambda in a plain attribute (which pickle refuses, deepcopy keeps as it is): the copy's
+    class and whether it holds that same function."""
+    model = nn.Sequential(nn.Linear(2, 2))
+    model.activation = activation = lambda x: x.relu()  # noqa: E731 - the lambda is the point of the case
+    clean = strip_hooks(model)
+    return {"the copy": kind_of(clean), "the same function in it": vars(clean).get("activation") is activation}
+
+
 def strip_fixed(strip_hooks: object) -> list:
     """The fixed cases of strip_hooks, rule by rule (the contract of part 2)."""
     sh = strip_hooks
@@ -1340,6 +1410,11 @@ def strip_fixed(strip_hooks: object) -> list:
 
     return [
         fixed(1, "the copy of an nn.Linear is an nn.Linear", fresh(lambda: kind_of(sh(nn.Linear(2, 2))))),
+        fixed(
+            1,
+            "a model holding a lambda as a plain attribute (not a hook) is copied, the lambda with it",
+            fresh(lambda: lambda_attribute(sh)),
+        ),
         fixed(1, "the hand-built three-level tree: names, classes, flags, values", copy_case(hand_built)),
         fixed(1, "a Parameter tied between two layers and a Tanh in two places stay shared", copy_case(tied)),
         fixed(
@@ -1411,6 +1486,7 @@ STRIP_MODELS = {
     "tied weights": lambda model: setattr(model[1][0], "weight", model[0].weight),
     "a module in eval mode": lambda model: model[1].eval(),
     "a frozen weight": lambda model: model[0].weight.requires_grad_(False),
+    "a lambda attribute": lambda model: setattr(model, "activation", lambda x: x.relu()),
 }
 STRIP_SPACE = {
     "hook": [*HOOK_KINDS, "a removed hook"],
@@ -1429,11 +1505,30 @@ def strip_light(strip_hooks: object, model: nn.Module, handles: list) -> list:
         clean = strip_hooks(model)
     except Exception as error:  # noqa: BLE001
         return ["strip_hooks", raised(error)]
-    seen = [snapshot_all(model) == before, clean_tables(clean), structure(model, clean, tables=False)]
+    seen = {
+        "rule 3: the model is as before": snapshot_all(model) == before,
+        "rule 2: the copy's hook and flag tables": clean_tables(clean),
+    }
+    if not isinstance(clean, nn.Module):
+        return seen
+    seen["rule 2: each table a new one of its own"] = own_tables(model, clean)
+    seen["rule 1: the copy's tree, modes and tensors"] = structure(model, clean)[0]
     LOG.clear()
     with torch.no_grad():
-        seen += [data(clean(torch.ones(2, 3))), list(LOG)]
+        seen["what the copy computes"] = data(clean(torch.ones(2, 3)))
+    seen["rule 2: the hooks that fire when the copy runs"] = list(LOG)
     return seen
+
+
+def own_tables(model: nn.Module, clean: nn.Module) -> dict:
+    """Rule 2: the copy's tables (each distinct module's eleven) are distinct objects, none of them the model's: a
+    hook registered on the copy later lands in one table of one module."""
+    theirs = {id(vars(module).get(table)) for module in model.modules() for table in TABLES}
+    tables = [vars(module).get(table) for module in clean.modules() for table in TABLES]
+    return {
+        "no two the same object": len({id(table) for table in tables}) == len(tables),
+        "none of them the model's": all(id(table) not in theirs for table in tables),
+    }
 
 
 def strip_arguments(point: dict) -> tuple:
@@ -1749,6 +1844,40 @@ def removing(monitor_class: object, model: nn.Module, names: object, x: torch.Te
     return seen
 
 
+def flag_left_true(model: nn.Module, path: str) -> nn.Module:
+    """A full backward hook registered on the module and removed: its flag stays True, its table is empty."""
+    model.get_submodule(path).register_full_backward_hook(logger("removed")).remove()
+    return model
+
+
+def remove_again(monitor_class: object, x: torch.Tensor) -> dict:
+    """Rule 4: remove(), then the user registers a full backward hook, then remove() again: the flag it leaves and
+    whether the user's hook still fires."""
+    model = chain()
+    monitor = monitor_class(model, ["0"])
+    weighted(model(x)).backward()
+    monitor.remove()
+    model[0].register_full_backward_hook(logger("registered between the two remove() calls"))
+    monitor.remove()
+    LOG.clear()
+    weighted(model(x)).backward()
+    return {
+        "the flag after the second remove()": exact(vars(model[0])["_is_full_backward_hook"]),
+        "the hooks that fire": list(LOG),
+    }
+
+
+def half_norms(monitor_class: object) -> object:
+    """Rule 2: a float16 model whose gradient at the output is 300 everywhere: the norm as Tensor.norm() computes
+    it (1200.0), where a sum of squares in float16 overflows to inf."""
+    model = nn.Sequential(nn.Linear(4, 4)).half()
+    monitor = monitor_class(model, ["0"])
+    x = torch.ones(4, 4, dtype=torch.float16, requires_grad=True)
+    (model(x) * 300).sum().backward()
+    monitor.remove()
+    return norms_seen(monitor.norms)
+
+
 def in_with(monitor_class: object, model: nn.Module, names: object, x: torch.Tensor, body_raises: bool) -> dict:
     """Rule 5: a with block (one backward pass inside, then maybe an exception): what `as` gave, the exception
     that came out, the hook tables left (the flag is remove()'s business), the norms kept and after one more pass."""
@@ -1860,6 +1989,11 @@ def monitor_fixed(monitor_class: object) -> list:
         ),
         fixed(
             2,
+            "a float16 gradient whose squares overflow float16 (300 in each of 16 elements): its norm is 1200.0",
+            fresh(lambda: half_norms(mc)),
+        ),
+        fixed(
+            2,
             "the loss uses both outputs: only grad_output[0] counts",
             fresh(lambda: norms_after(mc, two_outputs(), [""], inputs(4, 3), [lambda out: weighted(out[0] + out[1])])),
         ),
@@ -1893,6 +2027,16 @@ def monitor_fixed(monitor_class: object) -> list:
             4,
             "the model's own forward and backward hooks on the module stay, in order, and still fire",
             fresh(lambda: removing(mc, with_own_hooks(chain(), "0"), ["0"], inputs(3, 3))),
+        ),
+        fixed(
+            4,
+            "remove() puts back True on a module whose own full backward hook was removed before (its table empty)",
+            fresh(lambda: removing(mc, flag_left_true(chain(), "0"), ["0"], inputs(3, 3))),
+        ),
+        fixed(
+            4,
+            "a second remove() does nothing: a full backward hook registered after the first keeps its flag and fires",
+            fresh(lambda: remove_again(mc, inputs(3, 3))),
         ),
         fixed(
             5,

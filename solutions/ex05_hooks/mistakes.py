@@ -600,4 +600,195 @@ SOLUTION.control(
     },
 )
 
+
+# ---------------------------------------------------------------------------------------------------------
+# Issue 28: answers an independent review wrote from the released notebook that once earned full marks. Each is the
+# solution with one change; the other parts are the solution's.
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _with_solution(**answers: str) -> dict:
+    """The solution's cells, with these answers in place of theirs."""
+    return {**SOLUTION.cells, **answers}
+
+
+# Also converts a dict output, detaching the tensors in a new dict: rule 3 stores anything but a tensor, a tuple or a
+# list as it is (only a generated case's module returns a dict).
+SOLUTION.student(
+    "record_detaches_dict_values",
+    _with_solution(
+        record_activations=SOLUTION.edited(
+            "record_activations",
+            """
+-        return value  # None, an int, ...: kept as it is
++        if isinstance(value, dict):
++            return {key: safe(item) for key, item in value.items()}
++        return value
+""",
+        )
+    ),
+    (2, 3.2, 2, 4, 2, 4),
+    breaks={"test_record_activations_hidden": 3},
+    generated_only=("test_record_activations_hidden",),
+)
+
+# Removes its hooks in `except Exception:` and after a normal exit: a KeyboardInterrupt in the body (a BaseException)
+# leaves them registered (only a generated case interrupts the body).
+SOLUTION.student(
+    "record_removes_on_exception_only",
+    _with_solution(
+        record_activations=SOLUTION.edited(
+            "record_activations",
+            """
+-    finally:  # runs when the block ends, whether the body returned or raised
+-        for handle in handles:  # remove() also clears the flag tables
+-            handle.remove()
++    except Exception:
++        for handle in handles:
++            handle.remove()
++        raise
++    for handle in handles:
++        handle.remove()
+""",
+        )
+    ),
+    (2, 3.2, 2, 4, 2, 4),
+    breaks={"test_record_activations_hidden": 5},
+    generated_only=("test_record_activations_hidden",),
+)
+
+# The hook returns the output it was given, unchanged: torch then "replaces" the output by the same object, so nothing
+# the model computes changes, but rule 4 asks for None (a fixed case calls the hook itself).
+SOLUTION.student(
+    "record_hook_returns_same_output",
+    _with_solution(
+        record_activations=SOLUTION.edited(
+            "record_activations",
+            """
+-            store.append(safe(output))  # returns None: the output is left as it is
++            store.append(safe(output))
++            return output
+""",
+        )
+    ),
+    (2, 3.2, 2, 4, 2, 4),
+    breaks={"test_record_activations_hidden": 4},
+)
+
+# Stores output.detach().clone(): the same values, but a copy in memory of its own, where rule 3 asks for
+# output.detach() (no copy).
+SOLUTION.student(
+    "record_detach_clone",
+    _with_solution(
+        record_activations=SOLUTION.edited(
+            "record_activations",
+            """
+-            return value.detach()  # same values, out of the graph
++            return value.detach().clone()
+""",
+        )
+    ),
+    (2, 3.2, 2, 4, 2, 4),
+    breaks={"test_record_activations_hidden": 3},
+)
+
+# Copies with a pickle round trip while the tables are swapped out for empty ones: a model that holds anything pickle
+# refuses besides its hooks (a lambda in a plain attribute) cannot be copied at all.
+SOLUTION.student(
+    "strip_pickle_round_trip",
+    _with_solution(
+        strip_hooks=SOLUTION.edited(
+            "strip_hooks",
+            """
+-    clean = copy.deepcopy(model, memo)
++    import pickle
++
++    saved = [(module, table, vars(module)[table]) for module in model.modules() for table in HOOK_TABLES + FLAG_TABLES]
++    try:
++        for module, table, _ in saved:
++            vars(module)[table] = OrderedDict()
++        clean = pickle.loads(pickle.dumps(model))
++    finally:
++        for module, table, value in saved:
++            vars(module)[table] = value
+""",
+        )
+    ),
+    (2, 4, 2, 2.67, 2, 4),
+    breaks={"test_strip_hooks_hidden": 1},
+)
+
+# Maps every table to one shared empty OrderedDict: all the copy's tables are one object, so a hook registered on the
+# copy later lands in every table of every module (only the generated cases look at the tables' identity).
+SOLUTION.student(
+    "strip_one_shared_table",
+    _with_solution(
+        strip_hooks=SOLUTION.edited(
+            "strip_hooks",
+            """
+-    memo = {}
++    memo, empty = {}, OrderedDict()
+@@
+-            memo[id(vars(module)[table])] = OrderedDict()
++            memo[id(vars(module)[table])] = empty
+""",
+        )
+    ),
+    (2, 4, 2, 2.67, 2, 4),
+    breaks={"test_strip_hooks_hidden": 2},
+    generated_only=("test_strip_hooks_hidden",),
+)
+
+# remove() resets the flag to None where no backward hook is left instead of putting back the value it had: a module
+# whose own full backward hook was removed before (flag True) ends with None.
+SOLUTION.student(
+    "monitor_flag_none_if_no_hook_left",
+    _with_solution(
+        grad_norm_monitor=SOLUTION.edited(
+            "grad_norm_monitor",
+            """
+-            module._is_full_backward_hook = flag
++            if not module._backward_hooks:
++                module._is_full_backward_hook = None
+""",
+        )
+    ),
+    (2, 4, 2, 4, 2, 3.2),
+    breaks={"test_grad_norm_monitor_hidden": 4},
+)
+
+# remove() keeps the saved flags: a second call puts them back again, over a full backward hook registered between
+# the two calls, which then never fires.
+SOLUTION.student(
+    "monitor_second_remove_restores_again",
+    _with_solution(
+        grad_norm_monitor=SOLUTION.edited(
+            "grad_norm_monitor",
+            """
+-        self._handles, self._flags = [], []
++        self._handles = []
+""",
+        )
+    ),
+    (2, 4, 2, 4, 2, 3.2),
+    breaks={"test_grad_norm_monitor_hidden": 4},
+)
+
+# The norm by hand, as the square root of a sum of squares in the gradient's own dtype: in float16 the squares
+# overflow to inf where Tensor.norm() gives the norm.
+SOLUTION.student(
+    "monitor_sum_of_squares",
+    _with_solution(
+        grad_norm_monitor=SOLUTION.edited(
+            "grad_norm_monitor",
+            """
+-                store.append(0.0 if gradient is None else float(gradient.norm()))  # returns None: nothing replaced
++                store.append(0.0 if gradient is None else float(gradient.pow(2).sum()) ** 0.5)
+""",
+        )
+    ),
+    (2, 4, 2, 4, 2, 3.2),
+    breaks={"test_grad_norm_monitor_hidden": 2},
+)
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

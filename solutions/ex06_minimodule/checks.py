@@ -7,7 +7,7 @@ import random
 import sys
 import types
 import warnings
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from collections.abc import Callable
 
 import torch
@@ -912,6 +912,7 @@ class Trees:
             "none child": "_modules",
             "param": "_parameters",
             "tie": "_parameters",
+            "view param": "_parameters",
             "none param": "_parameters",
             "buffer": "_buffers",
             "share buffer": "_buffers",
@@ -938,6 +939,11 @@ class Trees:
         elif op == "param":
             shape, number = step[3], len(self.params) + 1
             pair = (nn.Parameter(values_for(shape, number)), nn.Parameter(values_for(shape, number)))
+            self.add_pair(self.params, "p", pair)
+        elif op == "view param":
+            if step[3] >= len(self.params):
+                raise Skip()
+            pair = tuple(nn.Parameter(param.data) for param in self.params[step[3]])
             self.add_pair(self.params, "p", pair)
         elif op in ("tie", "share buffer"):
             store = self.params if op == "tie" else self.buffers
@@ -1017,6 +1023,8 @@ def tree_cases() -> list:
 TENSORS = {
     "a parameter each": [],
     "a tied parameter": [("tie", 2, "t", 0)],
+    "a Parameter on another's memory": [("view param", 2, "t", 0)],
+    "two empty parameters": [("param", 1, "e", (0,)), ("param", 2, "e", (0,))],
     "a None parameter": [("none param", 1, "n")],
     "a persistent buffer": [("buffer", 1, "mean", (2,), True)],
     "a non-persistent buffer": [("buffer", 1, "mean", (2,), False)],
@@ -1341,6 +1349,20 @@ def traversal_cases(mini_module: type) -> list:
 
         return run
 
+    def distinct_on_one_memory():
+        root = make_twins(mini_module, [("e", "param", (0,)), ("f", "param", (0,)), ("a", "leaf"), ("b", "leaf")])[0]
+        first = vars(vars(root)["_modules"]["a"])["_parameters"]["w"] = nn.Parameter(torch.arange(4.0))
+        vars(vars(root)["_modules"]["b"])["_parameters"]["w"] = nn.Parameter(first.data)  # another Parameter, a view
+        vars(vars(root)["_modules"]["b"])["_parameters"]["v"] = nn.Parameter(first.data[:2])
+        return pairs_loose(root.named_parameters(), labels_of(root))
+
+    def dotted_keys():
+        root = make_twins(mini_module, [])[0]
+        child = make_twins(mini_module, [])[0]
+        vars(root)["_modules"][".a"] = child
+        vars(child)["_modules"][".b"] = make_twins(mini_module, [])[0]
+        return pairs_loose(root.named_modules(), labels_of(root))
+
     return [
         fixed(
             1,
@@ -1352,6 +1374,7 @@ def traversal_cases(mini_module: type) -> list:
         ),
         fixed(1, "named_buffers() gives (str, tensor) tuples", types_of("named_buffers", TRAVERSAL_TREES["buffers"])),
         fixed(2, "a root alone: only ('', root)", one_call(mini_module, [], "named_modules")),
+        fixed(2, "keys starting with a dot ('.a' under the root, '.b' under it): used as they are", dotted_keys),
         fixed(
             2,
             "a deep tree: pre-order, depth first, dotted names, None skipped",
@@ -1368,6 +1391,7 @@ def traversal_cases(mini_module: type) -> list:
             one_call(mini_module, [("a", "leaf"), ("b", "leaf"), ("b.x", "module", "a")], "named_modules"),
         ),
         fixed(4, "a one-parameter tree (the visible lines of this cell)", first),
+        fixed(4, "distinct Parameters on one memory, and two empty ones: each is yielded", distinct_on_one_memory),
         fixed(
             4,
             "tied parameters, a shared submodule and a None entry: each Parameter once, first name",
@@ -1887,6 +1911,11 @@ def state_dict_cases(mini_module: type) -> list:
             "a value that is not a tensor (error A) and a wrong shape (error B) raise, strict=False too",
             errors_a_and_b,
         ),
+        fixed(
+            5,
+            "a numpy array of the right shape is not a tensor: error A",
+            loading(mini_module, LOAD_TREE, lambda: {**full(), "w": torch.ones(2).numpy()}, strict=False),
+        ),
         fixed(6, "unexpected keys module by module, not in the checkpoint's order", unexpected_order),
         fixed(
             6,
@@ -1936,6 +1965,7 @@ LOAD_CHANGES: dict[str, Callable[[dict], None]] = {
     "the key of a non-persistent buffer": lambda checkpoint: checkpoint.update({"c0.scratch": torch.ones(2)}),
     "a wrong shape": lambda checkpoint: checkpoint.update(w=torch.ones(3)),
     "a value not a tensor": lambda checkpoint: checkpoint.update({"c1.w": "text"}),
+    "a numpy array": lambda checkpoint: checkpoint.update({"c1.w": checkpoint["c1.w"].numpy()}),
     "float64 values": lambda checkpoint: checkpoint.update((key, value.double()) for key, value in checkpoint.items()),
 }
 LOAD_CONTAINERS = {
@@ -2160,6 +2190,9 @@ def random_hook_step(rng: random.Random, trees: HookTrees) -> tuple:
     return ("bad train", index, rng.choice(["yes", 1, 0, None, 1.0]))
 
 
+Pair = namedtuple("Pair", "first second")  # what a pre-hook may return: a tuple, taken as it is
+
+
 class HookBench:
     """One fixed case of part 4: a fresh tree of nodes (made without part 1), hooks that log what they see, and the
     handles the case got."""
@@ -2194,6 +2227,8 @@ class HookBench:
                     return (args[0] + constant,)
                 if kind == "pre pair":
                     return (args[0], constant)
+                if kind == "pre named tuple":
+                    return Pair(args[0], constant)
                 if kind == "pre bare":
                     return args[0] * constant
                 if kind == "pre list":
@@ -2415,6 +2450,19 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         bench.call()
         return bench.seen
 
+    def pre_named_tuple():
+        bench = HookBench(mini_module)
+        bench.register("root", "pre", bench.hook("p1", "pre named tuple", 0.75))
+        bench.register("root", "pre", bench.hook("p2", "pre log"))
+        bench.call()
+        return bench.seen
+
+    def same_key_twice():
+        links = [("root", "enc", "enc"), ("enc", "inner", "enc.inner"), ("root", "head", "head")]
+        bench = HookBench(mini_module, [*links, ("head", "inner", "head.inner")])
+        bench.mode("root", lambda m: m.train(False), "train(False)")
+        return bench.seen
+
     def pre_list():
         bench = HookBench(mini_module)
         bench.register("root", "pre", bench.hook("p1", "pre log"))
@@ -2474,6 +2522,7 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
     return [
         fixed(1, "train() on a new tree returns the module itself (the visible lines of this cell)", first),
         fixed(1, "train(False), train(True) on a subtree, train(): shared and deep modules, None skipped", train_tree),
+        fixed(1, "train(False) reaches two different modules under one key ('inner') at one depth", same_key_twice),
         fixed(1, "1, 0, 'yes', None, 1.0, '', [True] raise ValueError and change no flag", refused),
         fixed(2, "eval() sets False on every module below and returns self", eval_tree),
         fixed(2, "eval() on a subtree leaves the modules above it and beside it", eval_subtree),
@@ -2487,6 +2536,7 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         fixed(4, "the same hook on two modules: a handle removes its module's entry only", two_modules),
         fixed(5, "pre-hooks in order: None keeps args, a tensor is wrapped, a tuple replaces them", pre_chain),
         fixed(5, "a pre-hook's 2-tuple becomes forward's two positional arguments", pre_pair),
+        fixed(5, "a pre-hook's named tuple is a tuple: taken as it is, two positional arguments", pre_named_tuple),
         fixed(5, "a pre-hook's list is one argument, wrapped like any non-tuple", pre_list),
         fixed(6, "keyword arguments reach forward untouched, and no hook sees them", keywords),
         fixed(6, "without hooks, module(x) is forward(x), keyword arguments included", no_hooks),
@@ -2510,7 +2560,7 @@ HOOK_PAIRS = {  # the families of the hooks a and b (a replaces what it sees, b 
 }
 REPLACING = {"pre": "pre tuple", "forward": "forward replace"}
 PRE_RESULTS = {"None": "pre log", "a tuple": "pre tuple", "a pair": "pre pair", "a bare value": "pre bare"}
-PRE_RESULTS |= {"a list": "pre list", "raises": "pre raises"}
+PRE_RESULTS |= {"a list": "pre list", "a named tuple": "pre named tuple", "raises": "pre raises"}
 FORWARD_RESULTS = {"None": "forward log", "a replacement": "forward replace", "raises": "forward raises"}
 MODES = {"True": True, "False": False, "not given": "default", "eval()": "eval"}
 MODES |= {"1": 1, "0": 0, "1.0": 1.0, "'yes'": "yes", "''": "", "None": None}
@@ -2555,11 +2605,11 @@ def hook_case(mini_module: type, point: dict) -> list:
     elif "mode" in point:
         mode = MODES[point["mode"]]
         if mode == "eval":
-            bench.mode(MODE_PLACES[point["on"]], lambda module: module.eval())
+            bench.mode(MODE_PLACES[point["on"]], lambda module: module.eval(), "eval()")
         elif mode == "default":
-            bench.mode(MODE_PLACES[point["on"]], lambda module: module.train())
+            bench.mode(MODE_PLACES[point["on"]], lambda module: module.train(), "train()")
         else:
-            bench.mode(MODE_PLACES[point["on"]], lambda module: module.train(mode))
+            bench.mode(MODE_PLACES[point["on"]], lambda module: module.train(mode), f"train({mode!r})")
     else:
         bench.register("a", "pre", bench.hook("p", PRE_RESULTS[point["pre-hook returns"]], 2.0))
         bench.register("a", "forward", bench.hook("f", FORWARD_RESULTS[point["forward hook returns"]], 1.5))

@@ -1097,4 +1097,110 @@ for _student, _answers, _points, _rule in (
 ):
     SOLUTION.student(_student, _answers, _points, breaks=_rule)
 
+
+# ---------------------------------------------------------------------------------------------------------
+# Issue 28: answers an independent review wrote from the released notebook that once earned full marks. Each is the
+# solution with one change; the other parts are the solution's.
+# ---------------------------------------------------------------------------------------------------------
+
+# Builds a child's name as (prefix + "." + key).lstrip("."), which also eats the leading dot of a root key such as
+# ".a" (rule 2 uses a key as it is).
+SOLUTION.student(
+    "traversal_lstrip_prefix",
+    {
+        **SOLUTION.cells,
+        "traversal": SOLUTION.edited(
+            "traversal",
+            """
+-                    yield from walk(child, f"{prefix}.{key}" if prefix else key)
++                    yield from walk(child, f"{prefix}.{key}".lstrip("."))
+""",
+        ),
+    },
+    (2, 4, 2, 3.43, 2, 4, 2, 4),
+    breaks={"test_traversal_hidden": 2},
+)
+
+# Remembers the parameters yielded by (shape, data_ptr) instead of by object: two distinct Parameters on one memory
+# (a view), or two empty ones, are taken for one.
+SOLUTION.student(
+    "traversal_memo_by_memory",
+    {
+        **SOLUTION.cells,
+        "traversal": SOLUTION.edited(
+            "traversal",
+            """
+-                if parameter is not None and id(parameter) not in seen:
+-                    seen.add(id(parameter))
++                if parameter is not None and (parameter.shape, parameter.data_ptr()) not in seen:
++                    seen.add((parameter.shape, parameter.data_ptr()))
+""",
+        ),
+    },
+    (2, 4, 2, 3.43, 2, 4, 2, 4),
+    breaks={"test_traversal_hidden": 4},
+)
+
+# Tells a tensor by hasattr(value, "shape"): a numpy array of the right shape gets past error A, and copy_ then
+# raises TypeError out of load_state_dict.
+SOLUTION.student(
+    "load_tensor_by_shape_attribute",
+    {
+        **SOLUTION.cells,
+        "state_dict": SOLUTION.edited(
+            "state_dict",
+            """
+-                if not isinstance(value, torch.Tensor):
++                if not hasattr(value, "shape"):
+""",
+        ),
+    },
+    (2, 4, 2, 4, 2, 3.56, 2, 4),
+    breaks={"test_state_dict_hidden": 5},
+)
+
+# train() remembers the children it visited by their key: a second, different module under a key already seen
+# (enc.inner, then head.inner) keeps its flag.
+SOLUTION.student(
+    "train_visited_by_key",
+    {
+        **SOLUTION.cells,
+        "modes_and_hooks": SOLUTION.edited(
+            "modes_and_hooks",
+            """
+-    def train(self, mode=True):
++    def train(self, mode=True, _seen=None):
+@@
+-        for child in self._modules.values():
+-            if child is not None:
+-                child.train(mode)
++        seen = set() if _seen is None else _seen
++        for key, child in self._modules.items():
++            if child is not None and key not in seen:
++                seen.add(key)
++                child.train(mode, seen)
+""",
+        ),
+    },
+    (2, 4, 2, 4, 2, 4, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 1},
+)
+
+# Tests type(result) is tuple: a named tuple from a pre-hook is wrapped into a one-item tuple.
+SOLUTION.student(
+    "pre_hook_exact_tuple",
+    {
+        **SOLUTION.cells,
+        "modes_and_hooks": SOLUTION.edited(
+            "modes_and_hooks",
+            """
+-                args = result if isinstance(result, tuple) else (result,)
++                args = result if type(result) is tuple else (result,)
+""",
+        ),
+    },
+    (2, 4, 2, 4, 2, 4, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 5},
+)
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
