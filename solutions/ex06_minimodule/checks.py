@@ -375,8 +375,13 @@ class Bench:
             message = str(error) if type(error) is AttributeError else None
             self.record(f"m.{name}", {"what it gave": ["raised", type(error).__name__, message]})
 
-    def record(self, what: str, seen: dict) -> None:
-        """One step of the case, as a named record: ["step n: what", what was seen]."""
+    def record(self, what: str, seen: object, rule: int | None = None) -> None:
+        """One step of the case, as a named record: ["step n: what", what was seen], each part of it named by the
+        rule that decides the step ("rule 3: what it did"): a registration rule 3's, a removal rule 4's, a mode
+        change rule 1's or 2's; a call's pre-hooks are rule 5's, what follows them unnamed (rules 6 and 7 shape it
+        together)."""
+        if rule is not None and type(seen) is dict:
+            seen = {f"rule {rule}: {part}": value for part, value in seen.items()}
         self.seen.append([f"step {len(self.seen) + 1}: {what}", seen])
 
     def done(self) -> list:
@@ -2199,6 +2204,7 @@ class HookBench:
 
     def __init__(self, mini_module: type, links: list = ()) -> None:
         node = node_class(mini_module)
+        self.keys: set = set()  # every key a registration of the case added: rule 3 wants a new one each time
         self.nodes = {"root": new_node(node)}
         for parent, key, child in links:
             if child is None:
@@ -2255,23 +2261,37 @@ class HookBench:
 
     def register(self, where: str, family: str, hook: Callable) -> None:
         method = "register_forward_pre_hook" if family == "pre" else "register_forward_hook"
+        table = vars(self.nodes[where])["_forward_pre_hooks" if family == "pre" else "_forward_hooks"]
+        before = set(table) if isinstance(table, dict) else set()
         got = outcome(lambda: getattr(self.nodes[where], method)(hook))
         self.handles.append(got[1] if got[0] == "ok" else None)
         what = "registered" if got[0] == "ok" else raised(got[1])
+        new = sorted(set(table) - before, key=repr) if isinstance(table, dict) else []
+        fresh = len(new) == 1 and type(new[0]) is int and new[0] not in self.keys
+        self.keys.update(new)
         label = f"{where}.{method}({self.names.get(id(hook), '?')})"
-        self.record(label, {"what it did": what, "the hook tables afterwards": self.tables()})
+        done = {"what it did": what, "one new int key, no handle's before": fresh, "the hook tables": self.tables()}
+        self.record(label, done, rule=3)
 
     def remove(self, number: int) -> None:
         got = outcome(self.handles[number].remove)
         what = raised(got[1]) if got[0] == "raised" else "removed"
-        self.record(f"handle {number + 1}.remove()", {"what it did": what, "the hook tables afterwards": self.tables()})
+        done = {"what it did": what, "the hook tables afterwards": self.tables()}
+        self.record(f"handle {number + 1}.remove()", done, rule=4)
 
     def call(self, where: str = "root", **kwargs: object) -> None:
         self.log.clear()
         with torch.no_grad():
             got = outcome(lambda: self.nodes[where](torch.tensor([1.0, -0.5]), **kwargs))
         result = raised(got[1]) if got[0] == "raised" else data(got[1], qualified=True)
-        seen = {"the hooks that ran, in order, and what each saw": list(self.log), "what it returned": result}
+        # The called module's own pre-hooks run first, before its forward: what they saw is rule 5's. What follows
+        # (its forward, the hooks of the modules it calls, its forward hooks) rules 5 to 7 shape together.
+        own = next((n for n, entry in enumerate(self.log) if ", out=" in entry or f"({where}, " not in entry), None)
+        pre, later = self.log[:own], self.log[len(self.log) if own is None else own :]
+        seen = [
+            {"rule 5: the called module's pre-hooks, in order, and what each saw": pre},
+            {"after them (rules 6 and 7)": {"the hooks that ran, in order": later, "what it returned": result}},
+        ]
         self.record(f"{where}(...)", seen)
 
     def tables(self) -> dict:
@@ -2294,10 +2314,16 @@ class HookBench:
         module = self.nodes[where]
         got = outcome(lambda: action(module))
         result = raised(got[1]) if got[0] == "raised" else ["returns self", got[1] is module]
-        self.record(f"{where}.{what}", {"what it did": result, "every training flag afterwards": self.flags()})
+        done = {"what it did": result, "every training flag afterwards": self.flags()}
+        self.record(f"{where}.{what}", done, rule=2 if what == "eval()" else 1)
 
-    def record(self, what: str, seen: dict) -> None:
-        """One step of the case, as a named record: ["step n: what", what was seen]."""
+    def record(self, what: str, seen: object, rule: int | None = None) -> None:
+        """One step of the case, as a named record: ["step n: what", what was seen], each part of it named by the
+        rule that decides the step ("rule 3: what it did"): a registration rule 3's, a removal rule 4's, a mode
+        change rule 1's or 2's; a call's pre-hooks are rule 5's, what follows them unnamed (rules 6 and 7 shape it
+        together)."""
+        if rule is not None and type(seen) is dict:
+            seen = {f"rule {rule}: {part}": value for part, value in seen.items()}
         self.seen.append([f"step {len(self.seen) + 1}: {what}", seen])
 
 
@@ -2370,11 +2396,11 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         bench.register("root", "pre", bench.hook("h3", "pre log"))
         keys.append(sorted(set(table) - before))
         new = [found[0] if len(found) == 1 else None for found in keys]
-        increasing = all(type(k) is int for k in new) and all(a < b for a, b in zip(new, new[1:], strict=False))
+        fresh = all(type(k) is int for k in new) and len(set(new)) == len(new)  # none had before, in any table
         return {
             "each step": bench.seen,
             "how many new keys each registration added": [len(found) for found in keys],
-            "the new keys increase": increasing,
+            "each new key an int no handle had before": fresh,
         }
 
     def same_callable():
