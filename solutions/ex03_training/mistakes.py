@@ -389,8 +389,9 @@ PRECHECK = """    for module in model.modules():
             raise TypeError("a training flag is a Parameter: it cannot be set")
 """
 
-# A correct part 2 in two passes: every flag True, then exactly the stat-keeping norm layers switched, recognised
-# by their running_mean buffer, one flag at a time (no train() or eval(), which recurse and may be overridden).
+# A correct part 2 in two passes: every flag True, then exactly the stat-keeping norm layers switched (by the
+# contract's definition: a running_mean buffer is not it, review 28), one flag at a time (no train() or eval(),
+# which recurse and may be overridden).
 FROZEN_CORRECT_TWO_PASSES = (
     FROZEN_HEADER
     + """    if any("training" in module._parameters for module in model.modules()):
@@ -398,7 +399,7 @@ FROZEN_CORRECT_TWO_PASSES = (
     for module in model.modules():
         module.training = True
     for module in model.modules():
-        if isinstance(module, _NormBase) and module.running_mean is not None:
+        if isinstance(module, _NormBase) and module.track_running_stats:
             module.training = False  # not module.eval(): that would reach the module's own children too
     return model
 """
