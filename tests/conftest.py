@@ -175,8 +175,8 @@ _refused = _libc.syscall(248, b"user", b"k", b"v", 1, -3) < 0 and ctypes.get_err
 @pytest.fixture(scope="session")
 def graded_classes(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], GradedClass]:
     """An assignment's sample class (grader.sample_class) autograded in a sandbox of two workers, once a session:
-    tests/test_autograde.py grades every assignment's, tests/test_check_hidden.py compares with ex01's. A test that
-    changes the class's work folder puts it back as it found it."""
+    tests/test_autograde.py grades two representatives' (every assignment's with the sweep), tests/test_check_hidden.py
+    compares with ex01's. A test that changes the class's work folder puts it back as it found it."""
     from grader.autograde import autograde, plan
     from grader.sample_class import write_class
     from grader.sandbox import start_sandbox

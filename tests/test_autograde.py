@@ -1,5 +1,13 @@
 """A sample class goes through the parallel sandboxed autograde with trusted checks; every graded cell scores exactly as
-and the feedback and report files describe it."""
+mistakes.py expects, and the feedback and report files describe it.
+
+`make test` autogrades two assignments' classes whole (`representatives`): ex01_slots, whose class the report, the
+feedback, the ledger and the gradebook tests below read (and tests/test_check_hidden.py, from the same session), and
+ex08_calls_and_swaps, whose part 2 has a "must not" rule that takes the visible test cell's points (a flag in the
+gradebook and the report) and is observed as one process (a student who starts a thread). Both have partial credit
+by rule, parts left as released beside attempted ones, and the syscall filter probe. The other six are the sweep
+(`make test-all`); every scripted student of every assignment still earns exactly its points in `make test`, by the
+trusted check alone (tests/test_clauses.py)."""
 
 from __future__ import annotations
 
@@ -14,17 +22,19 @@ import pytest
 
 from grader.autograde import Outcome, autograde, plan
 from grader.common_mistakes import MISTAKE, NOT_ATTEMPTED, UNGRADED, WHAT, Entry, checked, tally
-from grader.course import default_db_url, solutions
+from grader.course import checks_file, default_db_url, solutions
 from grader.gradebook import cell_scores
 from grader.hidden_tests import hidden_points
 from grader.notebooks import assignment_notebooks, nbgrader_cells, read_notebook
 from grader.sample_class import scripted_assignments, scripted_students
-from tests.conftest import REPO, GradedClass, grader
+from grader.trusted import must_not_rules
+from tests.conftest import REPO, GradedClass, grader, representatives
 
 ASSIGNMENTS = scripted_assignments()
+WHOLE_CLASS = ("ex01_slots", "ex08_calls_and_swaps")  # see above
 
 
-@pytest.fixture(scope="module", params=ASSIGNMENTS)
+@pytest.fixture(scope="module", params=representatives(ASSIGNMENTS, WHOLE_CLASS))
 def graded_class(request: pytest.FixtureRequest, graded_classes: Callable[[str], GradedClass]) -> GradedClass:
     return graded_classes(request.param)
 
@@ -60,6 +70,9 @@ def test_class_scores_exactly_as_expected(graded_class: GradedClass) -> None:
     for outcome in graded_class.outcomes:
         assert outcome.status == "ok" or _only_must_not_flags(outcome.status), outcome.status
         assert outcome.score == sum(graded_class.expected[outcome.student].values())
+    # A part with a "must not" rule has a scripted way around it that the notebook's own tests pass: it is flagged.
+    must_not = must_not_rules(checks_file(graded_class.assignment).read_text())
+    assert any(outcome.status != "ok" for outcome in graded_class.outcomes) == bool(must_not)
 
 
 def test_the_class_was_graded_under_the_syscall_filter(graded_class: GradedClass) -> None:
@@ -99,7 +112,7 @@ def test_report_writes_grades_csv_and_summary_png(graded_class: GradedClass, tmp
 
 
 def test_report_counts_each_parts_common_mistakes(graded_class: GradedClass, tmp_path: Path) -> None:
-    if graded_class.assignment != ASSIGNMENTS[0]:
+    if graded_class.assignment != WHOLE_CLASS[0]:
         pytest.skip("the ledger and the report are the same for every assignment; one shows it")
     run = grader("report", "--work", str(graded_class.work_dir), "--out", str(tmp_path))
     assert run.returncode == 0, run.stderr
@@ -198,7 +211,7 @@ def test_every_broken_rule_is_a_mistake_and_the_class_is_counted_by_each(tmp_pat
 
 
 def test_feedback_has_a_page_per_student(graded_class: GradedClass) -> None:
-    if graded_class.assignment != ASSIGNMENTS[0]:
+    if graded_class.assignment != WHOLE_CLASS[0]:
         pytest.skip("feedback is nbgrader's own converter; one assignment shows it is wired up")
     run = grader("feedback", "--work", str(graded_class.work_dir))
     assert run.returncode == 0, run.stderr
@@ -211,7 +224,7 @@ def test_feedback_has_a_page_per_student(graded_class: GradedClass) -> None:
 def test_a_manual_grade_is_kept_and_a_grade_changed_outside_the_grader_is_graded_again(
     graded_class: GradedClass, tmp_path: Path
 ) -> None:
-    if graded_class.assignment != ASSIGNMENTS[0]:
+    if graded_class.assignment != WHOLE_CLASS[0]:
         pytest.skip("the ledger and the gradebook are the same for every assignment; one shows it")
     from nbgrader.api import Gradebook
 

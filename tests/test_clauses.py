@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import re
 import runpy
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -28,7 +30,7 @@ from grader.coverage import coverage
 from grader.notebooks import assignment_notebooks, hidden_test_ids, read_notebook
 from grader.release import fresh_release
 from grader.rules import credit
-from grader.sample_class import scripted_assignments, scripted_students, submission
+from grader.sample_class import scripted_assignments, scripted_students, solution_answers, submission
 from grader.sandbox import start_sandbox
 from grader.trusted import TrustedChecker, cells_to_run, visible_lines
 
@@ -81,9 +83,12 @@ def test_every_part_numbers_its_rules_and_the_checks_name_them(assignment: str) 
         assert all(type(text) is str and text for text in clauses[grade_id].values())
 
 
+WORKERS = 2  # children observed at once (tests/conftest.py grades its classes with as many)
+
+
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory):
-    with start_sandbox(tmp_path_factory.mktemp("clauses"), 1) as running:
+    with start_sandbox(tmp_path_factory.mktemp("clauses"), WORKERS) as running:
         yield running
 
 
@@ -97,21 +102,48 @@ def _checker(assignment: str, sandbox) -> TrustedChecker:
     return _checkers[assignment]
 
 
+_classes: dict[str, tuple] = {}
+
+
 def _scripted(assignment: str, sandbox) -> tuple:
-    """The assignment's checker, the solution's observations, a fresh release and the scripted students' answers and
-    points."""
+    """The assignment's checker, the solution's observations, a fresh release and its sample class's answers and
+    points (grader.sample_class.write_class's: every scripted student, the full solution and the blank release)."""
     checker = _checker(assignment, sandbox)
-    path, _ = _source(assignment)
-    answers, expected = scripted_students(assignment)
-    return checker, checker.reference(), fresh_release(assignment)[path.name], answers, expected
+    if assignment not in _classes:
+        path, source = _source(assignment)
+        answers, expected = scripted_students(assignment)
+        answers.update(full=solution_answers(source), blank={})
+        expected.update(full=checker.test_points, blank=dict.fromkeys(checker.test_points, 0.0))
+        _classes[assignment] = (fresh_release(assignment)[path.name], answers, expected)
+    return checker, checker.reference(), *_classes[assignment]
+
+
+Observation = tuple[dict, str, str]  # TrustedChecker.observe's: the observations, the problem, the problem's kind
+
+
+@pytest.fixture(scope="module")
+def observed(sandbox) -> Callable[[str], dict[str, Observation]]:
+    """Every student of an assignment's sample class as the trusted check observes their submission: observed once
+    for the module's tests, WORKERS at a time."""
+    classes: dict[str, dict[str, Observation]] = {}
+
+    def observe(assignment: str) -> dict[str, Observation]:
+        if assignment not in classes:
+            checker, _, release, answers, _ = _scripted(assignment, sandbox)
+            submissions = [cells_to_run(submission(release, cells)) for cells in answers.values()]
+            with ThreadPoolExecutor(WORKERS) as pool:
+                classes[assignment] = dict(zip(answers, pool.map(checker.observe, submissions), strict=True))
+        return classes[assignment]
+
+    return observe
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignment: str, sandbox) -> None:
+def test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignment: str, sandbox, observed) -> None:
     clauses = _checks(assignment)["CLAUSES"]
     breaks = runpy.run_path(str(mistakes_file(assignment))).get("BREAKS")
     assert type(breaks) is dict, f"{mistakes_file(assignment)} has no BREAKS"
-    checker, reference, release, answers, expected = _scripted(assignment, sandbox)
+    checker, reference, _, _, expected = _scripted(assignment, sandbox)
     for grade_id, numbered in clauses.items():
         seen = reference[grade_id]
         assert type(seen) is dict, f"{grade_id}: the observation is not labelled (observing.labelled)"
@@ -129,8 +161,7 @@ def test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(assignmen
         assert not unnamed, f"{grade_id}: {len(unnamed)} generated cases name no rule, the first: {unnamed[0]}"
         assert sorted(breaks.get(grade_id, {})) == sorted(numbered), f"{grade_id}: BREAKS names other rules"
         for rule, student in ((rule, s) for rule, students in breaks[grade_id].items() for s in students):
-            cells = cells_to_run(submission(release, answers[student]))
-            observations, problem, _ = checker.observe(cells)
+            observations, problem, _ = observed(assignment)[student]
             assert not problem, f"{student}: {problem}"
             judgement = checker.judge(grade_id, observations[grade_id])
             assert set(judgement.broken) == {rule}, (
@@ -185,14 +216,14 @@ def test_every_part_declares_its_input_space_and_reaches_every_value(assignment:
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_what_only_generated_cases_catch_is_caught_by_them(assignment: str, sandbox) -> None:
+def test_what_only_generated_cases_catch_is_caught_by_them(assignment: str, sandbox, observed) -> None:
     generated_only = runpy.run_path(str(mistakes_file(assignment))).get("GENERATED_ONLY", {})
     if not generated_only:
         pytest.skip(f"{mistakes_file(assignment)} scripts no answer that only generated cases catch")
-    checker, reference, release, answers, expected = _scripted(assignment, sandbox)
+    checker, reference, _, _, expected = _scripted(assignment, sandbox)
     for grade_id, students in generated_only.items():
         for student in students:
-            observations, problem, _ = checker.observe(cells_to_run(submission(release, answers[student])))
+            observations, problem, _ = observed(assignment)[student]
             assert not problem, f"{student}: {problem}"
             mine = observations[grade_id]
             judgement = checker.judge(grade_id, mine)
@@ -205,3 +236,24 @@ def test_what_only_generated_cases_catch_is_caught_by_them(assignment: str, sand
             assert differing, f"{student} passes every case of {grade_id}"
             caught_by = {label for label in differing if observing.dimensions_of(label) is None}
             assert not caught_by, f"{student} is caught by other cases than generated ones: {sorted(caught_by)[:3]}"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_student_of_the_sample_class_earns_its_expected_points(assignment: str, sandbox, observed) -> None:
+    """What tests/test_autograde.py's whole-class autograde proves of each graded cell's points, by the trusted check
+    alone (its verdict is what the autograde records): every scripted mistake, earlier reviews' holes among them,
+    the full solution and the blank release. The representatives' autograde keeps the rest: nbgrader's steps, the
+    gradebook, the flags, the ledger and the report."""
+    checker, _, _, answers, expected = _scripted(assignment, sandbox)
+    assert len(answers) >= 3
+    wrong = {}
+    for student, seen in observed(assignment).items():
+        verdict = checker.verdict(*seen)
+        deserved = {cell: float(points) for cell, points in expected[student].items()}
+        if verdict.points != deserved:
+            wrong[student] = {
+                cell: f"{points:g}, not {deserved.get(cell)} ({verdict.reasons.get(cell, 'every rule holds')})"
+                for cell, points in verdict.points.items()
+                if points != deserved.get(cell)
+            }
+    assert not wrong, f"{len(wrong)} of {len(answers)} students earn other points: {wrong}"
