@@ -311,7 +311,23 @@ def random_sequence(rng: random.Random) -> list:
     return steps
 
 
-class Bench:
+class Steps:
+    """The steps of a fixed or generated case, as named records (Bench's and HookBench's)."""
+
+    def __init__(self) -> None:
+        self.seen: list = []
+
+    def record(self, what: str, seen: object, rule: int | None = None) -> None:
+        """One step of the case, as a named record: ["step n: what", what was seen], each part of it named by the
+        rule that decides the step ("rule 3: what it did"): a registration rule 3's, a removal rule 4's, a mode
+        change rule 1's or 2's; a call's pre-hooks are rule 5's, what follows them unnamed (rules 6 and 7 shape it
+        together)."""
+        if rule is not None and type(seen) is dict:
+            seen = {f"rule {rule}: {part}": value for part, value in seen.items()}
+        self.seen.append([f"step {len(self.seen) + 1}: {what}", seen])
+
+
+class Bench(Steps):
     """One fixed case of part 1: a fresh Probe (built or half-built) and the objects the case hands it, each named."""
 
     def __init__(self, mini_module: type, half: bool = False) -> None:
@@ -319,7 +335,7 @@ class Bench:
         self.m = self.probe.__new__(self.probe) if half else self.probe()
         self.names = {id(self.m): "m"}
         self.keep: list = [self.m]
-        self.seen: list = []
+        super().__init__()
 
     def named(self, label: str, value: object) -> object:
         self.names[id(value)] = label
@@ -374,15 +390,6 @@ class Bench:
             error = got[1]
             message = str(error) if type(error) is AttributeError else None
             self.record(f"m.{name}", {"what it gave": ["raised", type(error).__name__, message]})
-
-    def record(self, what: str, seen: object, rule: int | None = None) -> None:
-        """One step of the case, as a named record: ["step n: what", what was seen], each part of it named by the
-        rule that decides the step ("rule 3: what it did"): a registration rule 3's, a removal rule 4's, a mode
-        change rule 1's or 2's; a call's pre-hooks are rule 5's, what follows them unnamed (rules 6 and 7 shape it
-        together)."""
-        if rule is not None and type(seen) is dict:
-            seen = {f"rule {rule}: {part}": value for part, value in seen.items()}
-        self.seen.append([f"step {len(self.seen) + 1}: {what}", seen])
 
     def done(self) -> list:
         return self.seen
@@ -2198,7 +2205,7 @@ def random_hook_step(rng: random.Random, trees: HookTrees) -> tuple:
 Pair = namedtuple("Pair", "first second")  # what a pre-hook may return: a tuple, taken as it is
 
 
-class HookBench:
+class HookBench(Steps):
     """One fixed case of part 4: a fresh tree of nodes (made without part 1), hooks that log what they see, and the
     handles the case got."""
 
@@ -2216,7 +2223,7 @@ class HookBench:
         self.names = {id(module): name for name, module in self.nodes.items()}
         self.log: list = []
         self.handles: list = []
-        self.seen: list = []
+        super().__init__()
 
     def hook(self, label: str, kind: str, constant: float = 1.0) -> Callable:
         log, names = self.log, self.names
@@ -2316,15 +2323,6 @@ class HookBench:
         result = raised(got[1]) if got[0] == "raised" else ["returns self", got[1] is module]
         done = {"what it did": result, "every training flag afterwards": self.flags()}
         self.record(f"{where}.{what}", done, rule=2 if what == "eval()" else 1)
-
-    def record(self, what: str, seen: object, rule: int | None = None) -> None:
-        """One step of the case, as a named record: ["step n: what", what was seen], each part of it named by the
-        rule that decides the step ("rule 3: what it did"): a registration rule 3's, a removal rule 4's, a mode
-        change rule 1's or 2's; a call's pre-hooks are rule 5's, what follows them unnamed (rules 6 and 7 shape it
-        together)."""
-        if rule is not None and type(seen) is dict:
-            seen = {f"rule {rule}: {part}": value for part, value in seen.items()}
-        self.seen.append([f"step {len(self.seen) + 1}: {what}", seen])
 
 
 MODE_TREE = [("root", "a", "a"), ("a", "c", "c"), ("root", "side", None), ("root", "b", "a"), ("root", "d", "d")]
