@@ -189,9 +189,17 @@ def exported_values(result: object) -> object:
         if isinstance(value, torch.Tensor):
             seen[key if type(key) is str else repr(key)] |= {
                 "requires_grad": bool(value.requires_grad),
+                "dtype": str(value.dtype),
                 "shape and values": data(value),
             }
     return seen
+
+
+def other_dtypes() -> nn.Module:
+    """The worked example in float64, beside a float16 buffer: a value keeps its dtype (rule 3)."""
+    model = worked_example().double()
+    model.register_buffer("low", torch.ones(2, dtype=torch.float16))
+    return model
 
 
 def worked_example() -> nn.Module:
@@ -328,6 +336,7 @@ def export_fixed(export: object) -> list:
             case(in_the_middle, exported_values),
         ),
         fixed(3, "a parametrized weight that does not require grad", case(frozen, exported_values)),
+        fixed(3, "float64 and float16 values keep their dtype", case(other_dtypes, exported_values)),
         fixed(4, "the worked example keeps its classes, keys, values and what it computes", kept(worked_example)),
         fixed(4, "a parametrized module in two places stays parametrized", kept(shared_twice)),
         fixed(4, "the parametrized root stays parametrized", kept(parametrized_root)),

@@ -143,6 +143,18 @@ SOLUTION.student(
     breaks={"test_export_hidden": 2},
 )
 
+# Casts every floating value to float32 "for portability": right for float32 models only (review 28b,
+# e7_p1_float_cast; rule 3: each value is the tensor state_dict() or the parametrization gives, dtype included).
+EXPORT_FLOAT_CAST = SOLUTION.edited(
+    "export_plain_state_dict",
+    """
+-    return plain
++    return {key: value.float() if value.is_floating_point() else value for key, value in plain.items()}
+""",
+)
+
+SOLUTION.student("export_float_cast", {"export_plain_state_dict": EXPORT_FLOAT_CAST}, (2, 3.0, 0, 0))
+
 # Builds the result as state_dict() does, in an OrderedDict: right keys and values, but not exactly a dict.
 EXPORT_ORDERED_DICT = SOLUTION.edited(
     "export_plain_state_dict",
