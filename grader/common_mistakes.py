@@ -7,7 +7,6 @@ checked: the part, its visible or hidden tests, and the rule of the exercise's c
 from __future__ import annotations
 
 import csv
-import re
 import textwrap
 from collections import Counter
 from collections.abc import Iterable
@@ -24,7 +23,7 @@ from grader.escaping import printable, spreadsheet_cell
 from grader.feedback import graded_parts  # the feedback's labels of graded cells: one source
 from grader.figures import pyplot, save
 from grader.notebooks import HIDDEN_TESTS, read_notebook
-from grader.trusted import part_rules
+from grader.trusted import MUST_NOT_REASON_PATTERN, part_rules
 
 MISTAKE, NOT_ATTEMPTED, UNGRADED = "mistake", "not attempted", "could not be graded"
 KINDS = (NOT_ATTEMPTED, UNGRADED, MISTAKE)  # the order of a cell's entries
@@ -35,7 +34,6 @@ WHAT = {
 COLOURS = {MISTAKE: "#2e86c1", NOT_ATTEMPTED: "#aab7b8", UNGRADED: "#c0392b"}
 SHOWN = 3  # mistakes per graded cell in a figure (the CSV has them all)
 WIDTH = 72  # characters per line of a figure's labels, wrapped, never cut
-MUST_NOT = re.compile(r'(?P<hidden>\w+): rule (?P<rule>\d+) broken \(a "must not" of the part\)')  # trusted
 
 
 @dataclass(frozen=True)
@@ -99,7 +97,7 @@ class Checked:
         problem."""
         if entry.kind != MISTAKE:
             return WHAT[entry.kind]
-        broken = MUST_NOT.fullmatch(entry.label)
+        broken = MUST_NOT_REASON_PATTERN.fullmatch(entry.label)
         if not broken:
             return entry.label
         rule = int(broken["rule"])

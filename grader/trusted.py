@@ -12,6 +12,7 @@ docs/sandbox.md.
 from __future__ import annotations
 
 import ast
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,11 @@ from grader.sandbox import CellTimeout, Child, ChildDied, Sandbox, SandboxFailur
 from grader.sandboxed_execute import GRADING_ENV
 
 NO_OBSERVATION = "no observation: "  # how a cell's mistake begins where no case could be compared
+# How a part's other test cells record a broken "must not" rule of its hidden cell (grader.common_mistakes reads it).
+MUST_NOT_REASON = '{hidden}: rule {rule} broken (a "must not" of the part)'
+MUST_NOT_REASON_PATTERN = re.compile(
+    re.escape(MUST_NOT_REASON).replace(r"\{hidden\}", r"(?P<hidden>\w+)").replace(r"\{rule\}", r"(?P<rule>\d+)")
+)
 WHOLE = "the observation as a whole"  # a cell's mistake where the observation's shape is not the solution's
 
 
@@ -159,7 +165,7 @@ class TrustedChecker:
     def _take_part(self, verdict: Verdict, hidden: str, judgement: rules.Judgement) -> None:
         """A broken "must not" rule of the part `hidden` tests: its other test cells earn nothing either."""
         rule = judgement.forbidden[0]
-        reason = f'{hidden}: rule {rule} broken (a "must not" of the part)'
+        reason = MUST_NOT_REASON.format(hidden=hidden, rule=rule)
         message = f"{judgement.rule_name(rule)} is broken (see the part's hidden tests), so the part earns nothing"
         for grade_id in self.must_not[hidden][1]:
             _record(verdict, grade_id, self.test_points[grade_id], CellResult(0.0, reason, message, (reason,)))
