@@ -37,11 +37,11 @@ def scripted_students(assignment: str) -> tuple[dict[str, dict[str, str]], dict[
     return module["ANSWERS"], module["EXPECTED"]
 
 
-def write_class(assignment: str, submitted: Path) -> dict[str, dict[str, float]]:
-    """Write every sample student's submission in nbgrader's layout; return the points each test cell must give."""
+def sample_class(assignment: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, float]]]:
+    """The sample class: every scripted student, the full solution and the blank release; their answers (student ->
+    {solution grade_id: source}) and the points each test cell must give them."""
     [source_path] = assignment_notebooks(solutions() / assignment)
     source = read_notebook(source_path)
-    release = fresh_release(assignment)[source_path.name]  # not exercises/: a student may have worked in it
     points = {
         meta["grade_id"]: float(meta["points"])
         for _, _, meta in nbgrader_cells(source)
@@ -51,6 +51,14 @@ def write_class(assignment: str, submitted: Path) -> dict[str, dict[str, float]]
     students = {"full": solution_answers(source), "blank": {}, **answers}
     expectations = {"full": points, "blank": dict.fromkeys(points, 0.0)}
     expectations.update({name: {g: float(p) for g, p in cells.items()} for name, cells in expected.items()})
+    return students, expectations
+
+
+def write_class(assignment: str, submitted: Path) -> dict[str, dict[str, float]]:
+    """Write every sample student's submission in nbgrader's layout; return the points each test cell must give."""
+    [source_path] = assignment_notebooks(solutions() / assignment)
+    release = fresh_release(assignment)[source_path.name]  # not exercises/: a student may have worked in it
+    students, expectations = sample_class(assignment)
     for student, student_answers in students.items():
         folder = submitted / student / assignment
         folder.mkdir(parents=True)

@@ -30,7 +30,7 @@ from grader.coverage import coverage
 from grader.notebooks import assignment_notebooks, hidden_test_ids, read_notebook
 from grader.release import fresh_release
 from grader.rules import credit
-from grader.sample_class import scripted_assignments, scripted_students, solution_answers, submission
+from grader.sample_class import sample_class, scripted_assignments, submission
 from grader.sandbox import start_sandbox
 from grader.trusted import TrustedChecker, cells_to_run, visible_lines
 
@@ -110,11 +110,8 @@ def _scripted(assignment: str, sandbox) -> tuple:
     points (grader.sample_class.write_class's: every scripted student, the full solution and the blank release)."""
     checker = _checker(assignment, sandbox)
     if assignment not in _classes:
-        path, source = _source(assignment)
-        answers, expected = scripted_students(assignment)
-        answers.update(full=solution_answers(source), blank={})
-        expected.update(full=checker.test_points, blank=dict.fromkeys(checker.test_points, 0.0))
-        _classes[assignment] = (fresh_release(assignment)[path.name], answers, expected)
+        path, _ = _source(assignment)
+        _classes[assignment] = (fresh_release(assignment)[path.name], *sample_class(assignment))
     return checker, checker.reference(), *_classes[assignment]
 
 
