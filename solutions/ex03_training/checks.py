@@ -1010,6 +1010,17 @@ def inside_norm_layers(model: nn.Module) -> set[int]:
     return found
 
 
+def flags_by_rule(flags: dict, modules: dict, inside: set[int]) -> dict:
+    """The flags of the registered modules, each under the rule that decides it: rule 3's inside a stat-keeping
+    norm layer (inside_norm_layers), rule 2's everywhere else."""
+    return {
+        "rule 2: each module's flag": {name: flag for name, flag in flags.items() if id(modules[name]) not in inside},
+        "rule 3: the flags of the modules inside a stat-keeping norm layer": {
+            name: flag for name, flag in flags.items() if id(modules[name]) in inside
+        },
+    }
+
+
 def frozen_seen(call: object, model: nn.Module, pool: list, x: torch.Tensor, weights: torch.Tensor) -> dict:
     """One seeded case: each rule's part under its label, the flags split by the rule that sets them; a forward and
     a backward pass afterwards, which every rule shapes, unnamed (grader.rules: they break the rules shown broken)."""
@@ -1033,10 +1044,7 @@ def frozen_seen(call: object, model: nn.Module, pool: list, x: torch.Tensor, wei
     flags = flags_of(modules)
     seen = {
         "rule 1: the model itself comes back": returned is model,
-        "rule 2: each module's flag": {name: flag for name, flag in flags.items() if id(modules[name]) not in inside},
-        "rule 3: the flags of the modules inside a stat-keeping norm layer": {
-            name: flag for name, flag in flags.items() if id(modules[name]) in inside
-        },
+        **flags_by_rule(flags, modules, inside),
         "rule 4: the flags of the modules kept in plain attributes": [
             boolean(vars(helper).get("training")) for helper in helpers
         ],
@@ -1162,10 +1170,7 @@ def frozen_space_case(train_with_frozen_norm_stats: object, point: dict) -> dict
     parameter = point["flag before"] in ("a Parameter", "a Parameter then None")
     seen = {
         f"rule {4 if unregistered and parameter else 1}: what the call does": outcome,
-        "rule 2: each module's flag": {name: flag for name, flag in flags.items() if id(modules[name]) not in inside},
-        "rule 3: the flags of the modules inside a stat-keeping norm layer": {
-            name: flag for name, flag in flags.items() if id(modules[name]) in inside
-        },
+        **flags_by_rule(flags, modules, inside),
         "rule 4: the flag of the layer kept in a plain list": boolean(vars(layer).get("training"))
         if unregistered
         else None,
