@@ -122,6 +122,11 @@ Observation = tuple[dict, str, str]  # TrustedChecker.observe's: the observation
 def observed(sandbox) -> Callable[[str], dict[str, Observation]]:
     """Every student of an assignment's sample class as the trusted check observes their submission: observed once
     for the module's tests, WORKERS at a time."""
+    return observer(sandbox)
+
+
+def observer(sandbox) -> Callable[[str], dict[str, Observation]]:
+    """What the `observed` fixture gives, for a sandbox of one's own (tests/test_new_exercise.py)."""
     classes: dict[str, dict[str, Observation]] = {}
 
     def observe(assignment: str) -> dict[str, Observation]:

@@ -34,4 +34,6 @@ def test_a_new_exercise_releases_and_passes_the_rules_test(tmp_path: Path, monke
     monkeypatch.setenv("GRADER_COURSE_ROOT", str(tmp_path))
     clauses.test_every_part_numbers_its_rules_and_the_checks_name_them(NAME)
     with start_sandbox(tmp_path / "work", 1) as sandbox:
-        clauses.test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(NAME, sandbox)
+        clauses.test_every_rule_has_fixed_cases_and_a_mistake_that_breaks_it_alone(
+            NAME, sandbox, clauses.observer(sandbox)
+        )
