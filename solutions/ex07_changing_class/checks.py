@@ -562,6 +562,24 @@ def training_norms() -> nn.Module:
     return nn.Sequential(norm, nn.LazyLinear(3), nn.LazyBatchNorm1d())
 
 
+class Tally(nn.Module):
+    """A module of one's own that counts, in a buffer, the batches it sees in training mode: neither a norm layer nor
+    a Dropout, and a dry call in training mode moves its buffer all the same."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("batches", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        if self.training:
+            self.batches += 1
+        return x
+
+
+def tallied() -> nn.Module:
+    return nn.Sequential(nn.LazyLinear(3), Tally(), nn.ReLU())
+
+
 def evaluating() -> nn.Module:
     return nn.Sequential(nn.LazyLinear(3), nn.Dropout(0.5), nn.LazyBatchNorm1d()).eval()
 
@@ -626,6 +644,11 @@ def materialize_fixed(materialize: object) -> list:
             "everything training: the running statistics of a trained and of a lazy BatchNorm do not move",
             lambda: unchanged(m, training_norms, 6, 3),
         ),
+        fixed(
+            3,
+            "a module of one's own (no norm layer) counting its training batches in a buffer: the count stays",
+            lambda: unchanged(m, tallied, 4, 3),
+        ),
         fixed(3, "everything in eval mode stays in eval mode", lambda: unchanged(m, evaluating, 4, 2)),
         fixed(3, "nothing lazy, mixed modes: nothing changes", lambda: unchanged(m, mixed_ready, 4, 3)),
     ]
@@ -658,9 +681,9 @@ def trained_norm() -> nn.BatchNorm1d:
 
 # Part 2's input space: what is lazy (a LazyLinear, nothing, a LazyLinear loaded, a LazyBatchNorm1d, both, a lazy
 # class of one's own), where it sits (the root, a child, two levels down, registered twice in one parent or under two
-# parents), the modes of the model's modules, and whether a trained BatchNorm1d sits next to it; every pair of unusual
-# values. A LazyLinear comes first, so that each pair of the other dimensions' values has a call to make and flags to
-# restore. Every layer maps 3 features to 3.
+# parents), the modes of the model's modules, and what sits next to it (a trained BatchNorm1d, or a module of one's
+# own that counts its training batches in a buffer); every pair of unusual values. A LazyLinear comes first, so that
+# each pair of the other dimensions' values has a call to make and flags to restore. Every layer maps 3 features to 3.
 MATERIALIZE_LAZY = {
     "LazyLinear": lambda: nn.LazyLinear(3),
     "nothing lazy": lambda: nn.Linear(3, 3),
@@ -676,19 +699,25 @@ MATERIALIZE_PLACES = {
     "a shared module": lambda layer: nn.Sequential(layer, nn.ReLU(), layer),
     "under two parents": lambda layer: nn.Sequential(nn.Sequential(layer), nn.Sequential(nn.ReLU(), layer)),
 }
+MATERIALIZE_NEIGHBOURS = {
+    "nothing": None,
+    "a trained BatchNorm1d": trained_norm,
+    "a module of one's own counting its training batches": Tally,
+}
 MATERIALIZE_SPACE = {
     "lazy": list(MATERIALIZE_LAZY),
     "lazy at": list(MATERIALIZE_PLACES),
     "modes": ["all training", "all evaluating", "mixed"],
-    "next to": ["nothing", "a trained BatchNorm1d"],
+    "next to": list(MATERIALIZE_NEIGHBOURS),
 }
 
 
 def materialize_model(point: dict) -> nn.Module:
     """A generated case's model (seeded by the caller)."""
     model = MATERIALIZE_PLACES[point["lazy at"]](MATERIALIZE_LAZY[point["lazy"]]())
-    if point["next to"] == "a trained BatchNorm1d":
-        model = nn.Sequential(trained_norm(), model)
+    beside = MATERIALIZE_NEIGHBOURS[point["next to"]]
+    if beside is not None:
+        model = nn.Sequential(beside(), model)
     if point["modes"] != "all training":
         model.eval()
     if point["modes"] == "mixed":

@@ -492,5 +492,35 @@ SOLUTION.student(
     generated_only=("test_materialize_hidden",),
 )
 
+# Switches only the norm layers and the Dropouts to eval mode for the dry call: a module of one's own that keeps a
+# statistic in a buffer while training still counts the batch (rule 3 asks for every module in eval mode; a review).
+MATERIALIZE_EVAL_NORMS_ONLY = SOLUTION.edited(
+    "materialize",
+    """
+-    for module in modules:
++    for module in modules:
++        if not isinstance(module, (nn.modules.batchnorm._NormBase, nn.Dropout)):
++            continue
+""",
+)
+
+SOLUTION.student(
+    "materialize_eval_norms_only",
+    {"materialize": MATERIALIZE_EVAL_NORMS_ONLY},
+    (0, 0, 2, 2.67),
+    breaks={"test_materialize_hidden": 3},
+)
+
+# A correct part 1 that copies every value (rule 3 grades equal values, not shared memory; a review).
+EXPORT_CLONES_VALUES = SOLUTION.edited(
+    "export_plain_state_dict",
+    """
+-                plain[key] = value
++                plain[key] = value.clone()
+""",
+)
+
+SOLUTION.student("export_clones_values", {"export_plain_state_dict": EXPORT_CLONES_VALUES}, (2, 4, 0, 0))
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
 GENERATED_ONLY = SOLUTION.generated_only
