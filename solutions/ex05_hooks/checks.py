@@ -1816,6 +1816,21 @@ def monitored_gradients(monitor_class: object, model: nn.Module, names: object, 
     }
 
 
+def monitor_hook_returns(monitor_class: object, model: nn.Module, names: object) -> dict:
+    """Rule 3: what each backward hook the monitor registers returns when called as backward calls it, by the name
+    of its module (a hook that hands back grad_input, even unchanged, returns something: rule 3 asks for None)."""
+    before = {id(module): set(vars(module)["_backward_hooks"]) for module in model.modules()}
+    monitor_class(model, names)
+    returned = {}
+    for name, module in model.named_modules():
+        for key, hook in vars(module)["_backward_hooks"].items():
+            if key not in before[id(module)]:
+                grad_input = (torch.ones(2, 3, dtype=torch.float64),)
+                grad_output = (torch.full((2, 3), 2.0, dtype=torch.float64),)
+                returned.setdefault(name, []).append(type(hook(module, grad_input, grad_output)).__name__)
+    return returned
+
+
 def watched_first(monitor_class: object, model: nn.Module, x: torch.Tensor) -> list:
     """Rule 3: a monitor on the first layer only, fed with data that does not require grad: the parameters'
     gradients after one backward pass."""
@@ -2008,6 +2023,15 @@ def monitor_fixed(monitor_class: object) -> list:
             fresh(lambda: monitored_gradients(mc, own_backward(shared(), "1"), ["2"], inputs(4, 2))),
         ),
         fixed(3, "the hand-built shared chain with its own backward hook: gradients as without", fresh(hand_built)),
+        fixed(
+            3,
+            "each hook the monitor registers returns None when called (handing back grad_input returns something)",
+            fresh(
+                lambda: monitor_hook_returns(
+                    mc, nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 3)).double(), ["0", "1"]
+                )
+            ),
+        ),
         fixed(
             3,
             "a hook on the first layer, fed with data that does not require grad: backward runs, gradients as without",

@@ -491,6 +491,18 @@ SOLUTION.student(
     breaks={"test_record_activations_hidden": 3, "test_grad_norm_monitor_hidden": 3},
 )
 
+# The hook hands grad_input back: the gradients stay as they were, but rule 3 asks the hook to return None (a review).
+MONITOR_RETURNS_GRAD_INPUT = MONITOR_TEMPLATE.format(record=NORM, restore=RESTORE, exit=EXIT).replace(
+    f"store.append({NORM})", f"(store.append({NORM}), grad_input)[1]"
+)
+
+SOLUTION.student(
+    "monitor_returns_grad_input",
+    {"grad_norm_monitor": MONITOR_RETURNS_GRAD_INPUT},
+    (0, 0, 0, 0, 2, 3.2),
+    breaks={"test_grad_norm_monitor_hidden": 3},
+)
+
 # One hook per requested name, keyed by the requested name: a shared submodule gets two hooks.
 MONITOR_HOOK_PER_NAME = '''class GradNormMonitor:
     """Record the L2 norm of the gradient that reaches the output of each named submodule."""
