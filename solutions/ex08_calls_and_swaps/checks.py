@@ -5,8 +5,10 @@ cases rebuilt here), case by case."""
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 from collections.abc import Callable
 from random import Random
+from typing import NamedTuple
 
 import torch
 import torch.nn.utils.parametrize as parametrize
@@ -72,22 +74,48 @@ class Fragile(nn.Module):
 NON_PERSISTENT = "_non_persistent_buffers_set"
 
 
+class Pair(NamedTuple):
+    """An output a module may return: a named tuple (a tuple of another class)."""
+
+    out: torch.Tensor
+    total: torch.Tensor
+
+
+class Output:
+    """An output a module may return: an object of a class of one's own."""
+
+    def __init__(self, out: torch.Tensor) -> None:
+        self.out = out
+
+
+REGISTRIES = ("_parameters", "_buffers")
+
+
 def entries(model: nn.Module) -> list:
-    """Every registry entry of every module (owner, registry, key, object), then each module's set of non-persistent
-    buffers (owner, NON_PERSISTENT, None, a copy of the set)."""
+    """Every registry entry of every module (owner, registry, key, object), in order, then each module's set of
+    non-persistent buffers (owner, NON_PERSISTENT, None, a copy of the set)."""
+    return entries_of(list(model.modules()))
+
+
+def entries_of(owners: list) -> list:
     return [
         (owner, registry, key, value)
-        for owner in model.modules()
-        for registry in ("_parameters", "_buffers")
+        for owner in owners
+        for registry in REGISTRIES
         for key, value in vars(owner)[registry].items()
-    ] + [(owner, NON_PERSISTENT, None, set(vars(owner)[NON_PERSISTENT])) for owner in model.modules()]
+    ] + [(owner, NON_PERSISTENT, None, set(vars(owner)[NON_PERSISTENT])) for owner in owners]
 
 
 def restored(before: list) -> bool:
-    """Whether every entry holds the object it held, and every module keeps its non-persistent buffers so."""
-    return all(
-        vars(owner)[registry] == value if registry == NON_PERSISTENT else vars(owner)[registry].get(key) is value
-        for owner, registry, key, value in before
+    """Whether every module's registries hold the very objects they held, under the same keys in the same order (none
+    added, none dropped, none moved: named_parameters() and state_dict() list them as before), and every module
+    keeps its non-persistent buffers so."""
+    now = entries_of([owner for owner, registry, _, _ in before if registry == NON_PERSISTENT])  # each once, in order
+    return len(now) == len(before) and all(
+        owner is was_owner
+        and (registry, key) == (was_registry, was_key)
+        and (value == was if registry == NON_PERSISTENT else value is was)
+        for (owner, registry, key, value), (was_owner, was_registry, was_key, was) in zip(now, before, strict=True)
     )
 
 
@@ -495,6 +523,14 @@ def call_rule_cases(call_with: object, hand_built: list) -> list:
             call_with(slots, {"scratch": torch.full((3,), 5.0)}, torch.ones(2, 3))
         return {"every entry as before": restored(before), "the keys of state_dict()": list(slots.state_dict())}
 
+    def kept_order():
+        model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+        call_with(model, {"0.weight": torch.zeros(3, 3), "1.running_mean": torch.zeros(3)}, torch.ones(4, 3))
+        return {
+            "the names named_parameters() gives": [name for name, _ in model.named_parameters()],
+            "the keys of state_dict()": list(model.state_dict()),
+        }
+
     def shared_restored():
         layer = nn.Linear(3, 3)
         model = nn.Sequential(layer, nn.ReLU(), layer)
@@ -574,6 +610,10 @@ def call_rule_cases(call_with: object, hand_built: list) -> list:
         fixed(4, "a tuple is returned as it is", returned(lambda y: (y, "tag"))),
         fixed(4, "a dict is returned as it is", returned(lambda y: {"out": y})),
         fixed(4, "None is returned as it is", returned(lambda y: None)),
+        fixed(4, "a named tuple is returned as it is", returned(lambda y: Pair(y, y.sum()))),
+        fixed(4, "a list is returned as it is", returned(lambda y: [y])),
+        fixed(4, "an OrderedDict is returned as it is", returned(lambda y: OrderedDict(out=y))),
+        fixed(4, "an object of a class of one's own is returned as it is", returned(lambda y: Output(y))),
         fixed(
             5,
             "a call that raises: restored, the same exception (hand-built case 1)",
@@ -596,6 +636,7 @@ def call_rule_cases(call_with: object, hand_built: list) -> list:
             raising(["0.weight", "0.stat"], Interrupted),
         ),
         fixed(5, "a non-persistent buffer given stays non-persistent", non_persistent_restored),
+        fixed(5, "the registries keep their order: named_parameters() and state_dict() as before", kept_order),
     ]
 
 

@@ -284,6 +284,42 @@ SOLUTION.student(
     breaks={"test_call_with_hidden": 5},
 )
 
+# Puts each entry back by popping the given tensor and inserting its own object again: the right objects, but each
+# given entry moves to the end of its registry, so named_parameters() and state_dict() list the names in another
+# order afterwards (a review).
+CALL_RESTORES_TO_THE_END = SOLUTION.edited(
+    "call_with",
+    """
+     finally:
+         for registry, key, value in entries:
+-            registry[key] = value
++            registry.pop(key)
++            registry[key] = value
+""",
+)
+
+SOLUTION.student(
+    "call_restores_to_the_end",
+    {"call_with": CALL_RESTORES_TO_THE_END},
+    (2, 3.2, 0, 0),
+    breaks={"test_call_with_hidden": 5},
+)
+
+# Hands back a tuple as a plain tuple: the very object for a tuple, a copy of another class for a named tuple
+# (a review).
+CALL_PLAIN_TUPLE = SOLUTION.edited(
+    "call_with",
+    """
+-        return module(*args)
++        result = module(*args)
++        return tuple(result) if isinstance(result, tuple) else result
+""",
+)
+
+SOLUTION.student(
+    "call_plain_tuple", {"call_with": CALL_PLAIN_TUPLE}, (2, 3.2, 0, 0), breaks={"test_call_with_hidden": 4}
+)
+
 # Takes a name as valid when its owner has a tensor attribute of that name, and swaps only the registered ones: a
 # plain tensor attribute, or a parametrized weight's own name, is accepted (issue 28).
 CALL_ACCEPTS_TENSOR_ATTRIBUTES = SOLUTION.edited(
