@@ -440,9 +440,9 @@ def after_materialize(materialize: object, model: nn.Module, counter: Counting, 
         "rule 1: the model itself comes back": returned is model,
         "rule 2: times the model was called": counter.calls,
         "rule 2: each module's class": per_module(model, lambda module: type(module).__name__),
-        "rule 2: each parameter's shape": {name: list(p.shape) for name, p in model.named_parameters()},
+        "rule 2: each parameter's shape": {name: shape_of(p) for name, p in model.named_parameters()},
         "rule 3: each module's training flag": per_module(model, lambda module: boolean(module.training)),
-        "rule 3: each buffer's values": {name: data(b) for name, b in model.named_buffers()},
+        "rule 2: every buffer shaped, then each buffer's values": buffer_values(model),
     }
 
 
@@ -596,8 +596,8 @@ def called(materialize: object, build: object, *shape: int) -> dict:
     return {
         "the calls of the model": calls,
         "each module's class": per_module(model, lambda module: type(module).__name__),
-        "each parameter's shape": {name: list(p.shape) for name, p in model.named_parameters()},
-        "each buffer's shape": {name: list(b.shape) for name, b in model.named_buffers()},
+        "each parameter's shape": {name: shape_of(p) for name, p in model.named_parameters()},
+        "each buffer's shape": {name: shape_of(b) for name, b in model.named_buffers()},
     }
 
 
@@ -606,8 +606,13 @@ def unchanged(materialize: object, build: object, *shape: int) -> dict:
     model, _, _ = materialized(materialize, build, *shape)
     return {
         "each module's training flag": per_module(model, lambda module: boolean(module.training)),
-        "each buffer's values": {name: data(b) for name, b in model.named_buffers()},
+        "each buffer's values": {name: values_of(b) for name, b in model.named_buffers()},
     }
+
+
+def values_of(tensor: torch.Tensor) -> object:
+    """A buffer's values, or "uninitialized" for one no call has shaped (which has none to read)."""
+    return "uninitialized" if isinstance(tensor, nn.parameter.UninitializedTensorMixin) else data(tensor)
 
 
 def materialize_fixed(materialize: object) -> list:
