@@ -724,16 +724,21 @@ def findings_by_rule(got: object, prefixed: bool) -> dict:
 
 
 def in_order(got: object) -> object:
-    """Whether the findings come in the contract's order (rule 6), whatever they are."""
+    """Whether the findings come in the contract's order (rule 6), whatever they are: True, or the findings (kind,
+    model key, checkpoint key) in the order given beside the same findings in the contract's order."""
     if type(got) is not list or not all(type(item) is dict for item in got):
         return "unreadable"
     try:
         keys = [
             (ORDER_OF_KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or "") for item in got
         ]
-        return keys == sorted(keys)
     except Exception:  # noqa: BLE001
         return "unreadable"
+    if keys == sorted(keys):
+        return True
+    named = [[ORDER_OF_KINDS[kind], model_key, checkpoint_key] for kind, model_key, checkpoint_key in keys]
+    contract = [named[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
+    return {"in the order given": named, "in the contract's order": contract}
 
 
 def structure(got: object) -> object:

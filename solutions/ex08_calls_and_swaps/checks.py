@@ -195,6 +195,16 @@ def call_tensors(chosen: list, gen: torch.Generator) -> dict:
     return tensors
 
 
+def comes_back(got: object, output: object, calls: int) -> str:
+    """Rule 4: what call_with returned, said against what module(*args) gave (`output`: what the model's forward
+    hook saw, None where it saw no single tensor; `calls`: how many outputs it saw)."""
+    if got is output:
+        return "what module(*args) returned (the tensor the model's forward hooks saw)"
+    if calls == 0:
+        return f"a {kind_of(got)}, while the model's forward hooks saw no call: module(*args) never ran"
+    return f"a {kind_of(got)}, not the one module(*args) returned (the tensor the model's forward hooks saw)"
+
+
 def call_observe_case(
     call_with: object, model: nn.Module, counter: Counting, chosen: list, unknown: object, gen: torch.Generator
 ) -> dict:
@@ -237,7 +247,7 @@ def call_observe_case(
     if error is not None:
         return raised(error)
     output = outputs[0] if len(outputs) == 1 and type(outputs[0]) is torch.Tensor else None
-    seen = {"rule 4: what comes back": "the model's output" if got is output else kind_of(got), **seen}
+    seen = {"rule 4: what comes back": comes_back(got, output, len(outputs)), **seen}
     seen["rule 3: the model's output"] = None if output is None else data(output)
     if output is not None and output.requires_grad:
         output.sum().backward()
