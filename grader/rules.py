@@ -93,9 +93,8 @@ class Difference:
         """Why a difference that names no rule is charged to `rule` alone ('' for any other difference)."""
         if not self.alone:
             return ""
-        seen = self.seen
-        raised = type(seen) is list and len(seen) == 2 and seen[0] == "raises" and type(seen[1]) is str
-        what = f"raised {seen[1]}" if raised else "differs as a whole"
+        error = _raised(self.seen)
+        what = f"raised {error}" if error else "differs as a whole"
         return (
             f"this case {what} before its other rules could be checked: only rule {rule}, the first it looks at,"
             " is charged"
@@ -274,6 +273,17 @@ VALUE_CHARS = 300  # of each value a message shows: every broken rule of a part 
 
 def _shown(value: object) -> str:
     return repr(ABSENT) if value is ABSENT else shown(value, VALUE_CHARS)
+
+
+def _raised(seen: object, depth: int = 0) -> str | None:
+    """The exception class a case's observation records it raised (["raises", "KeyError"], alone or beside the name
+    of what raised it: ["strip_hooks", ["raises", "KeyError"]]), None where it records none."""
+    if type(seen) is list and len(seen) == 2 and seen[0] == "raises" and type(seen[1]) is str:
+        return seen[1]
+    parts = list(seen.values()) if type(seen) is dict else seen if type(seen) is list else []
+    if depth > 1 or len(parts) > 2:
+        return None
+    return next(filter(None, (_raised(part, depth + 1) for part in parts)), None)
 
 
 def _whole_shown(value: object) -> bool:

@@ -78,6 +78,8 @@ def test_a_case_that_raised_breaks_the_rules_shown_broken_else_only_the_first_ru
     with_order = judge(observe({**RIGHT, "keys": ["2", "1", "0"]}) | stopped, expected, RULES, 6)
     assert sorted(with_order.broken) == [2] and with_order.points == 4  # explained by the broken rule 2
     assert "only rule" not in with_order.message()
+    named = judge(observe(RIGHT) | {"seeded case 1 of 2": {"the call": ["raises", "KeyError"]}}, expected, RULES, 6)
+    assert named.broken[1].charged(1).startswith("this case raised KeyError before its other rules could be checked")
 
 
 def test_the_first_rule_a_case_looks_at_is_the_first_its_observation_names() -> None:
