@@ -179,6 +179,17 @@ def exact(value: object) -> list:
     return [type(value).__name__, plain(value)]
 
 
+def changed(before: dict, after: dict) -> list[str]:
+    """What differs between two records of the same things by name (a snapshot before a call, one after): each name
+    whose record differs, or that one lacks, in the order met; "the order" where only the order of the names
+    changed. [] when nothing did: an observation that says what changed lets a message name it."""
+    names = [name for name in dict.fromkeys([*before, *after]) if before.get(name, _LACKED) != after.get(name, _LACKED)]
+    return names or ([] if list(before) == list(after) else ["the order"])
+
+
+_LACKED = object()  # what stands for a name one record lacks
+
+
 def kind_of(value: object) -> str:
     """The class of value with its module: "torch.Tensor", "builtins.int"."""
     kind = type(value)

@@ -10,8 +10,9 @@ of a list (what follows in a sequence builds on it). Each difference breaks the 
 part that looks at a later rule only once an earlier one held sits inside the earlier rule's: {"rule 4: the
 outcome": {"raises TypeError": {"rule 5: its message": ...}}}). A difference whose path names no rule (a seeded case
 that raised before it could look at anything, an output every rule shapes) says nothing of which rule failed: it
-breaks the rules that the differences naming theirs show broken, and where they show none, every rule the solution's
-observation names there (failing that, every rule of the part).
+breaks the rules that the differences naming theirs show broken, and where they show none, only the first rule the
+solution's observation names there (in its order: the checks' observers name what the call returns or raises first),
+its message saying so (failing that, every rule of the part).
 
 Credit: a hidden test cell's points are split evenly across its part's rules (the contract's numbered items); each
 rule whose cases all agree with the solution's earns its share, rounded to hundredths (all of them: the whole cell). A
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from grader.observing import TOLERANCE, agrees, compared_as_floats, shown
 
@@ -65,6 +66,7 @@ class Difference:
     rules: frozenset[int]
     named: bool  # whether a label on its path names its rule (else: the rules observed there, see judge)
     first_at: int | None = None  # where two lists of plain values, shown whole, first differ
+    alone: bool = False  # charged to the first rule the case looks at only, no named difference showing one (judge)
 
     def where(self, rule: int) -> str:
         """The case and the place in it, as a student reads them (the label's "rule k: " left out for rule k)."""
@@ -77,8 +79,26 @@ class Difference:
         beyond = (
             f" (they differ beyond the tolerance, {TOLERANCE})" if compared_as_floats(self.seen, self.expected) else ""
         )
-        first = "" if self.first_at is None else f" (they first differ at entry {self.first_at + 1})"
-        return f"expected: {_shown(self.expected)}\ngot:      {_shown(self.seen)}{beyond}{first}"
+        shortened = not (_whole_shown(self.expected) and _whole_shown(self.seen))
+        first = "" if self.first_at is None or shortened else f" (they first differ at entry {self.first_at + 1})"
+        text = f"expected: {_shown(self.expected)}\ngot:      {_shown(self.seen)}{beyond}{first}"
+        inner = _first_difference(self.expected, self.seen) if shortened else None
+        if inner is None:
+            return text
+        within, expected, seen = inner
+        place = ", ".join(_step(step, 0) for step in within)
+        return f"{text}\nthey first differ at {place}:\n  expected: {_shown(expected)}\n  got:      {_shown(seen)}"
+
+    def charged(self, rule: int) -> str:
+        """Why a difference that names no rule is charged to `rule` alone ('' for any other difference)."""
+        if not self.alone:
+            return ""
+        error = _raised(self.seen)
+        what = f"raised {error}" if error else "differs as a whole"
+        return (
+            f"this case {what} before its other rules could be checked: only rule {rule}, the first it looks at,"
+            " is charged"
+        )
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,7 @@ class Judgement:
         for rule, difference in self.broken.items():
             lines.append(f"{self.rule_name(rule)} is broken: in {difference.where(rule)}")
             lines += [f"  {line}" for line in difference.values().splitlines()]
+            lines += [f"  {line}" for line in [difference.charged(rule)] if line]
         lines.append(self.summary())
         return "\n".join(lines)
 
@@ -145,6 +166,8 @@ def judge(
     shown_broken = frozenset(rule for difference in found if difference.named for rule in difference.rules)
     broken: dict[int, Difference] = {}
     for difference in found:
+        if not difference.named and not shown_broken and len(named_rules(difference.expected)) > 1:
+            difference = replace(difference, alone=True)
         for rule in sorted(difference.rules if difference.named else shown_broken or difference.rules):
             broken.setdefault(rule, difference)
     forbidden = shown_broken & set(must_not)
@@ -159,7 +182,8 @@ def differences(seen: dict, expected: dict, every: frozenset[int]) -> Iterator[D
         here = rule_of(case)
         mine, theirs = seen.get(case, ABSENT), expected.get(case, ABSENT)
         for within, want, got, rule, first_at in _walk(mine, theirs, (), here):
-            rules = frozenset([rule]) if rule is not None else (named_rules(want) or every)
+            first = rule if rule is not None else first_rule(want)
+            rules = frozenset([first]) if first is not None else every
             yield Difference(case, within, want, got, rules, rule is not None, first_at)
 
 
@@ -215,6 +239,18 @@ def named_rules(value: object) -> frozenset[int]:
     return frozenset()
 
 
+def first_rule(value: object) -> int | None:
+    """The first rule a part of the solution's observation names, in its order (depth first), None where none."""
+    if type(value) is dict:
+        for key, inner in value.items():
+            found = rule_of(key) if rule_of(key) is not None else first_rule(inner)
+            if found is not None:
+                return found
+    if type(value) is list:
+        return next((found for found in map(first_rule, value) if found is not None), None)
+    return None
+
+
 def _step(step: str | int, rule: int) -> str:
     """One step of a path: a position as "entry n" (from 1), a label of the rule at hand without its "rule k: ",
     another rule's label as it is, any other key quoted."""
@@ -237,6 +273,47 @@ VALUE_CHARS = 300  # of each value a message shows: every broken rule of a part 
 
 def _shown(value: object) -> str:
     return repr(ABSENT) if value is ABSENT else shown(value, VALUE_CHARS)
+
+
+def _raised(seen: object, depth: int = 0) -> str | None:
+    """The exception class a case's observation records it raised (["raises", "KeyError"], alone or beside the name
+    of what raised it: ["strip_hooks", ["raises", "KeyError"]]), None where it records none."""
+    if type(seen) is list and len(seen) == 2 and seen[0] == "raises" and type(seen[1]) is str:
+        return seen[1]
+    parts = list(seen.values()) if type(seen) is dict else seen if type(seen) is list else []
+    if depth > 1 or len(parts) > 2:
+        return None
+    return next(filter(None, (_raised(part, depth + 1) for part in parts)), None)
+
+
+def _whole_shown(value: object) -> bool:
+    """Whether a message shows a value whole (not cut at VALUE_CHARS)."""
+    return value is ABSENT or len(shown(value, VALUE_CHARS + 1)) <= VALUE_CHARS
+
+
+def _first_difference(expected: object, seen: object) -> tuple[tuple, object, object] | None:
+    """Where two values a message cuts short first differ: the keys and entries down to the first place whose values
+    it shows whole (a dict's first key, in the solution's order, whose values differ or that one lacks; a list's
+    first differing entry, named as a path names it), and both values there; None where they differ only as
+    wholes (other types)."""
+    within: tuple = ()
+    while not (_whole_shown(expected) and _whole_shown(seen)):
+        if type(expected) is dict and type(seen) is dict:
+            keys = [*expected, *(key for key in seen if key not in expected)]
+            differing = [key for key in keys if not agrees(seen.get(key, ABSENT), expected.get(key, ABSENT))]
+            if not differing:
+                break
+            step, expected, seen = differing[0], expected.get(differing[0], ABSENT), seen.get(differing[0], ABSENT)
+        elif type(expected) is list and type(seen) is list:
+            pairs = zip(seen, expected, strict=False)
+            at = next((n for n, pair in enumerate(pairs) if not agrees(*pair)), min(len(seen), len(expected)))
+            step = _entry(expected, at) if at < len(expected) else at
+            expected = expected[at] if at < len(expected) else ABSENT
+            seen = seen[at] if at < len(seen) else ABSENT
+        else:
+            break
+        within = (*within, step)
+    return (within, expected, seen) if within else None
 
 
 def _whole(seen: object) -> str:

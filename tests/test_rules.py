@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from grader.observing import approx, fixed, labelled, seeded
@@ -60,13 +62,35 @@ def test_a_seeded_case_breaks_the_rule_its_differing_part_names() -> None:
     assert judged.broken[2].where(2) == "seeded case 2 of 2, at the keys"
 
 
-def test_a_case_that_stopped_breaks_the_rules_shown_broken_else_every_rule_it_looks_at() -> None:
+def test_a_case_that_raised_breaks_the_rules_shown_broken_else_only_the_first_rule_it_looks_at() -> None:
     expected = observe(RIGHT)
-    stopped = {"seeded case 1 of 2": ["raises", "KeyError"]}
+    stopped = {"seeded case 1 of 2": ["raises", "AttributeError"]}
     alone = judge(observe(RIGHT) | stopped, expected, RULES, 6)
-    assert sorted(alone.broken) == [1, 2] and alone.points == 2  # what the case looks at: rules 1 and 2
+    assert sorted(alone.broken) == [1] and alone.points == 4  # the first of the rules it looks at: 1 (of 1 and 2)
+    assert alone.message() == (
+        "rule 1 (returns a plain dict) is broken: in seeded case 1 of 2\n"
+        '  expected: {"rule 1: the result\'s class": "dict", "rule 2: the keys": ["0"]}\n'
+        '  got:      ["raises", "AttributeError"]\n'
+        "  this case raised AttributeError before its other rules could be checked: only rule 1, the first it looks"
+        " at, is charged\n"
+        "rules 2 and 3 hold: 4 of 6 points (2 a rule)"
+    )
     with_order = judge(observe({**RIGHT, "keys": ["2", "1", "0"]}) | stopped, expected, RULES, 6)
     assert sorted(with_order.broken) == [2] and with_order.points == 4  # explained by the broken rule 2
+    assert "only rule" not in with_order.message()
+    named = judge(observe(RIGHT) | {"seeded case 1 of 2": {"the call": ["raises", "KeyError"]}}, expected, RULES, 6)
+    assert named.broken[1].charged(1).startswith("this case raised KeyError before its other rules could be checked")
+
+
+def test_the_first_rule_a_case_looks_at_is_the_first_its_observation_names() -> None:
+    expected = labelled(
+        fixed(1, "one", lambda: 1),
+        fixed(2, "two", lambda: 2),
+        fixed(3, "three", lambda: 3),
+        *seeded([[]], lambda: {"outcome": {"rule 3: returns": 1}, "rule 1: later": 2, "rule 2: last": 3}),
+    )
+    judged = judge(expected | {"seeded case 1 of 1": ["raises", "TypeError"]}, expected, {}, 3)
+    assert list(judged.broken) == [3] and judged.points == 2
 
 
 def test_a_must_not_rule_costs_the_part_only_where_a_case_naming_it_differs() -> None:
@@ -77,7 +101,7 @@ def test_a_must_not_rule_costs_the_part_only_where_a_case_naming_it_differs() ->
     crash = {"rule 3: the forbidden helper never runs": ["raises", "KeyError"]}
     assert judge(observe(RIGHT) | crash, expected, RULES, 6, must_not=(3,)).forbidden == (3,)
     stopped = judge(observe(RIGHT) | {"seeded case 1 of 2": ["raises", "KeyError"]}, expected, RULES, 6, (3,))
-    assert stopped.forbidden == () and stopped.points == 2
+    assert stopped.forbidden == () and stopped.points == 4
 
 
 def test_a_difference_is_named_down_to_its_key_and_a_list_of_plain_values_is_shown_whole() -> None:
@@ -101,6 +125,29 @@ def test_values_are_shortened_and_a_tolerance_is_said() -> None:
     tolerant = labelled(fixed(1, "approx", lambda: approx(2.0, rel_tol=1e-5)))
     assert judge(labelled(fixed(1, "approx", lambda: approx(2.000001))), tolerant, {}, 1).points == 1
     assert judge(labelled(fixed(1, "approx", lambda: approx(2.1))), tolerant, {}, 1).points == 0
+
+
+def test_values_cut_short_are_followed_by_where_they_first_differ_and_both_values_there() -> None:
+    weights = {f"layer{n}.weight": {"Tensor": [[0.5] * 4] * 3} for n in range(6)}
+    changed = {**weights, "layer4.weight": {"Tensor": [[0.5] * 4, [0.5, 0.25, 0.5, 0.5], [0.5] * 4]}, "extra": 1}
+    expected = labelled(fixed(1, "a long dict", lambda: weights))
+    values = judge(labelled(fixed(1, "a long dict", lambda: changed)), expected, {1: "values"}, 1).broken[1].values()
+    assert values.splitlines()[0].endswith("...")  # other keys: the case differs as a whole, shown cut short
+    assert values.splitlines()[2:] == [
+        "they first differ at 'layer4.weight':",
+        '  expected: {"Tensor": [[0.5, 0.5, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5]]}',
+        '  got:      {"Tensor": [[0.5, 0.5, 0.5, 0.5], [0.5, 0.25, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5]]}',
+    ]
+    records = [[f"p{n}", list(range(n, n + 30))] for n in range(4)]
+    fewer = labelled(fixed(1, "records", lambda: [*records[:2], ["p2", [0]], *records[3:], ["p9", []]]))
+    values = judge(fewer, labelled(fixed(1, "records", lambda: records)), {1: "records"}, 1).broken[1].values()
+    assert values.splitlines()[2:] == [
+        "they first differ at 'p2':",
+        f"  expected: {json.dumps(records[2])}",
+        '  got:      ["p2", [0]]',
+    ]
+    short = judge(labelled(fixed(1, "short", lambda: {"a": 2})), labelled(fixed(1, "short", lambda: {"b": 1})), {}, 1)
+    assert "first differ" not in short.broken[1].values()  # shown whole: nothing to point at
 
 
 def test_an_observation_that_cannot_be_compared_case_by_case_earns_nothing() -> None:

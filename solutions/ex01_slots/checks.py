@@ -15,6 +15,7 @@ from grader.observing import (
     GRAPH_SPACE,
     HOOK_KINDS,
     built,
+    changed,
     every,
     fixed,
     graph_cases,
@@ -335,6 +336,17 @@ def classify_snapshot(module: nn.Module) -> list:
     return state
 
 
+def changed_entries(before: list, after: list) -> list[str]:
+    """The entries of vars() that two snapshots (classify_snapshot's or CopyCase.snapshot's: each entry led by its
+    str names, the module's path then the key) see differ, by name in the order met ("root.0._forward_hooks"): an
+    object, container or key changed, an entry added or removed (observing.changed)."""
+
+    def by_name(snapshot: list) -> dict:
+        return {".".join(part for part in entry if type(part) is str): entry for entry in snapshot}
+
+    return changed(by_name(before), by_name(after))
+
+
 # The rules of part 1's contract (numbered as the notebook numbers them), by number.
 CLAUSES = {
     "test_classify_slots_hidden": {
@@ -407,7 +419,7 @@ def classify_others(classify: Callable, module: nn.Module) -> object:
 
 def classify_early(classify: Callable, module: nn.Module) -> object:
     """Rule 4 on a module with attributes set before super().__init__(): the keys in order, the group of every key
-    that is not a slot, and whether every slot got one of the six slot groups (which one is rule 2's business)."""
+    that is not a slot, and each slot that got none of the six slot groups (which one is rule 2's business)."""
     got = classify(module)
     if not isinstance(got, dict):
         return ["not a dict", type(got).__name__]
@@ -417,9 +429,11 @@ def classify_early(classify: Callable, module: nn.Module) -> object:
         "each key that is not a slot, with its group": [
             [plain(key), plain(group)] for key, group in pairs(got) if key not in slots
         ],
-        "every slot in one of the six slot groups": all(
-            type(group) is str and group in GROUPS[:6] for key, group in pairs(got) if key in slots
-        ),
+        "each slot that is not in one of the six slot groups, with its group": [
+            [plain(key), plain(group)]
+            for key, group in pairs(got)
+            if key in slots and not (type(group) is str and group in GROUPS[:6])
+        ],
     }
 
 
@@ -430,7 +444,7 @@ def classify_untouched(classify: Callable, module: nn.Module) -> list:
     before = classify_snapshot(module)
     got = classify(module)
     seen = {
-        "the module is as before": classify_snapshot(module) == before,
+        "the entries of vars(module) it changed": changed_entries(before, classify_snapshot(module)),
         "a dict of its own": got is not vars(module),
     }
     if isinstance(got, dict):
@@ -544,7 +558,7 @@ def observe_classify_hidden(ns: dict) -> object:
         else:
             seen["rule 2: each slot's group"] = [[key, group] for key, group in groups if key in slots]
             seen["rule 3: each other key's group"] = [[key, group] for key, group in groups if key not in slots]
-        seen["rule 5: the module is as before"] = classify_snapshot(module) == before
+        seen["rule 5: the entries of vars(module) it changed"] = changed_entries(before, classify_snapshot(module))
         return seen
 
     def shape(make: Callable[[], nn.Module]) -> Callable[[], object]:
@@ -891,7 +905,7 @@ class CopyCase:
         copy = self.copy_sharing_parameters(module)
         seen: dict = {
             "rule 1: no constructor runs": len(self.constructed) == n_constructed,
-            "rule 8: the original is as before": CopyCase.snapshot(module) == before,
+            "rule 8: the entries of the original's vars it changed": changed_entries(before, CopyCase.snapshot(module)),
             "rule 1: the copy is a new object": copy is not module,
         }
         related = structure(module, copy)
@@ -1184,12 +1198,12 @@ def copy_others(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]
     }
 
 
-def copy_leaves_original(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> bool:
-    """Rule 8: whether the original's whole tree (vars and containers) is as before the copy."""
+def copy_leaves_original(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list[str]:
+    """Rule 8: the entries of vars() in the original's whole tree (vars and containers) that the copy changed."""
     original = make()
     before = CopyCase.snapshot(original)
     copy_sharing_parameters(original)
-    return CopyCase.snapshot(original) == before
+    return changed_entries(before, CopyCase.snapshot(original))
 
 
 def copy_handles(copy_sharing_parameters: Callable) -> int:

@@ -953,11 +953,10 @@ def containers() -> nn.Module:
 
 
 def odd_keys() -> nn.Module:
-    t = torch.zeros(1)
-    root = bag(
-        cache={7: t, (1, "x"): t, None: t, "it's": t, 2.5: t, "a b": t, "0": t, -1: [t], True: t},
-    )
-    root.add_module("inner", bag(table=[3, t], deep={"k": {"j": [None, t]}}))
+    """Every place holds a tensor of its own: the case looks at names (rule 5), not at places of one object (6)."""
+    keys = [7, (1, "x"), None, "it's", 2.5, "a b", "0"]
+    root = bag(cache={**{key: torch.zeros(1) for key in keys}, -1: [torch.zeros(1)], True: torch.zeros(1)})
+    root.add_module("inner", bag(table=[3, torch.zeros(1)], deep={"k": {"j": [None, torch.zeros(1)]}}))
     return root
 
 
@@ -1123,7 +1122,7 @@ def observe_find_hidden(ns: dict) -> object:
             form(lambda: bag(zeta=torch.zeros(1), alpha=torch.zeros(1), mid=[torch.zeros(1)])),
         ),
         fixed(1, "a tree: sorted across modules", form(nested_bags)),
-        fixed(1, "list items 10 and 9 sort as strings", form(lambda: bag(many=[torch.zeros(1)] * 11))),
+        fixed(1, "list items 10 and 9 sort as strings", form(lambda: bag(many=[torch.zeros(1) for _ in range(11)]))),
         fixed(2, "the chosen tree: a shared submodule under its first name", names(chosen_tree)),
         fixed(2, "shared: first met deep, depth first", names(shared_deep)),
         fixed(2, "nested modules, a None child, a Sequential", names(nested_bags)),

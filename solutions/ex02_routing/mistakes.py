@@ -631,6 +631,28 @@ SOLUTION.student(
     breaks={"test_find_unregistered_tensors_hidden": 6},
 )
 
+# Reports each tensor object once, under the first place it met it (a set of the ids seen): the contract counts
+# places, not objects, so a tensor held twice, or a list holding the module's own weight twice, loses a place.
+FIND_DEDUPLICATES_OBJECTS = SOLUTION.edited_answer(
+    _FIND_RIGHT,
+    """
+     found = []
++    met = set()
+@@
+-            found.append(where)
++            if id(item) not in met:
++                met.add(id(item))
++                found.append(where)
+""",
+)
+
+SOLUTION.student(
+    "find_deduplicates_objects",
+    {"find_unregistered_tensors": FIND_DEDUPLICATES_OBJECTS},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 6},
+)
+
 # Finds the right places but returns them in the order it met them, not sorted with sorted().
 FIND_UNSORTED = SOLUTION.edited(
     "find_unregistered_tensors",

@@ -364,7 +364,9 @@ def migration_seen(checkpoint: dict, prefix: str, version: int | None, got: obje
             fates[3][key] = key in result
     renamed = {f"{prefix}mean"} if fates[1] else set()
     objects = {id(value) for value in checkpoint.values()}
-    return {
+    return {  # what the result is first: a call that raises is charged to rule 6 (grader.rules)
+        "rule 6: a dict or an OrderedDict": type(got) in (dict, OrderedDict),
+        "rule 6: a new one": got is not checkpoint,
         "rule 1: each running_mean of the prefix: kept, and mean there": fates[1],
         "rule 2: each steps of the prefix: kept": fates[2],
         "rule 3: each other key: kept": fates[3],
@@ -372,8 +374,6 @@ def migration_seen(checkpoint: dict, prefix: str, version: int | None, got: obje
             plain(key) for key in result if key not in checkpoint and key not in renamed
         ),
         "rule 4: every value is an object of the checkpoint": all(id(value) in objects for value in result.values()),
-        "rule 6: a dict or an OrderedDict": type(got) in (dict, OrderedDict),
-        "rule 6: a new one": got is not checkpoint,
     }
 
 
@@ -724,16 +724,21 @@ def findings_by_rule(got: object, prefixed: bool) -> dict:
 
 
 def in_order(got: object) -> object:
-    """Whether the findings come in the contract's order (rule 6), whatever they are."""
+    """Whether the findings come in the contract's order (rule 6), whatever they are: True, or the findings (kind,
+    model key, checkpoint key) in the order given beside the same findings in the contract's order."""
     if type(got) is not list or not all(type(item) is dict for item in got):
         return "unreadable"
     try:
         keys = [
             (ORDER_OF_KINDS.index(item["kind"]), item["model_key"] or "", item["checkpoint_key"] or "") for item in got
         ]
-        return keys == sorted(keys)
     except Exception:  # noqa: BLE001
         return "unreadable"
+    if keys == sorted(keys):
+        return True
+    named = [[ORDER_OF_KINDS[kind], model_key, checkpoint_key] for kind, model_key, checkpoint_key in keys]
+    contract = [named[n] for n in sorted(range(len(keys)), key=keys.__getitem__)]
+    return {"in the order given": named, "in the contract's order": contract}
 
 
 def structure(got: object) -> object:
@@ -1200,11 +1205,11 @@ def explained(explain_incompatibility: object, model: nn.Module, checkpoint: obj
         "rule 6: the findings come in the contract's order": in_order(got),
         **findings_by_rule(got, prefixed),
     }
-    return {
+    return {  # what it returns first: a call that raises is charged to rule 8 (grader.rules)
+        "what it returns": {"a list": findings} if type(got) is list else {"not a list": kind_of(got)},
         "rule 7: nothing is loaded": not loaded,
         "rule 7: the model is as before": model_snapshot(model) == model_before,
         "rule 7: the checkpoint is as before": checkpoint_snapshot(checkpoint) == checkpoint_before,
-        "what it returns": {"a list": findings} if type(got) is list else {"not a list": kind_of(got)},
     }
 
 

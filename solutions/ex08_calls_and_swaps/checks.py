@@ -223,14 +223,24 @@ def call_tensors(chosen: list, gen: torch.Generator) -> dict:
     return tensors
 
 
+def comes_back(got: object, output: object, calls: int) -> str:
+    """Rule 4: what call_with returned, said against what module(*args) gave (`output`: what the model's forward
+    hook saw, None where it saw no single tensor; `calls`: how many outputs it saw)."""
+    if got is output:
+        return "what module(*args) returned (the tensor the model's forward hooks saw)"
+    if calls == 0:
+        return f"a {kind_of(got)}, while the model's forward hooks saw no call: module(*args) never ran"
+    return f"a {kind_of(got)}, not the one module(*args) returned (the tensor the model's forward hooks saw)"
+
+
 def call_observe_case(
     call_with: object, model: nn.Module, counter: Counting, chosen: list, unknown: object, gen: torch.Generator
 ) -> dict:
     """One seeded case: what each rule asks of the call, each under the rule's label. The model's output is taken
     where the model gives it (a forward hook), so what reaches the given tensors (rule 3) does not depend on what
     call_with returns (rule 4). A call of valid names only that raises stops the case there, unnamed (grader.rules
-    then blames the rules the fixed cases show broken); whether an unknown name's message names it is left to the
-    fixed cases."""
+    then blames the rules the other cases show broken, else rule 4 alone, the first this case names); whether an
+    unknown name's message names it is left to the fixed cases."""
     x = torch.randn(4, 3, generator=gen)  # drawn in the test's order whatever the call does
     given = call_tensors(chosen, gen)
     before = entries(model)
@@ -265,7 +275,7 @@ def call_observe_case(
     if error is not None:
         return raised(error)
     output = outputs[0] if len(outputs) == 1 and type(outputs[0]) is torch.Tensor else None
-    seen["rule 4: what comes back"] = "the model's output" if got is output else kind_of(got)
+    seen = {"rule 4: what comes back": comes_back(got, output, len(outputs)), **seen}
     seen["rule 3: the model's output"] = None if output is None else data(output)
     if output is not None and output.requires_grad:
         output.sum().backward()
@@ -820,11 +830,11 @@ def visits(apply_once: object, model: nn.Module) -> dict:
     how often each module; rule 2: the order of first visits), and whether the model itself came back."""
     returned, seen = visit_names(apply_once, model)
     modules = [name for name in seen if not name.startswith("not a module")]
-    return {
+    return {  # what it returns first: a call that raises is charged to rule 4 (grader.rules)
+        "rule 4: the model itself comes back": returned is model,
         "rule 1: how many times fn saw each module": dict(sorted((name, modules.count(name)) for name in set(modules))),
         "rule 2: the order in which fn first saw each module": list(dict.fromkeys(modules)),
         "rule 3: what fn saw that is not a module": [name for name in seen if name.startswith("not a module")],
-        "rule 4: the model itself comes back": returned is model,
     }
 
 
