@@ -177,20 +177,36 @@ def exercise_names() -> set[str]:
 
 
 def exercise_of(path: Path) -> Exercise:
-    """The exercise a student's notebook was released from: the source notebook of the same name in solutions/,
-    or, in a student edition, the notebook's entry in GRADED_CELLS."""
-    sources = sorted(solutions().glob(f"*/{path.name}"))
+    """The exercise a student's notebook was released from: the one of its file name, or, for a copy saved under
+    another name (`ex05_hooks (1).ipynb`), the one exercise whose hidden test cells it holds."""
+    named = exercise_named(path.name)
+    if named is not None:
+        return named
+    held = {meta.get("grade_id") for _, _, meta in nbgrader_cells(read_notebook(path))}
+    exercises = {name: exercise_named(name) for name in sorted(exercise_names())}
+    matching = [exercise for exercise in exercises.values() if exercise and exercise.hidden and exercise.hidden <= held]
+    if len(matching) == 1:
+        return matching[0]
+    known = ", ".join(exercises) or "none here"
+    raise CourseError(
+        f"{relative(path)}: not an exercise of this course: its name is no exercise's ({known}), and it holds the"
+        f" graded cells of {'several' if matching else 'none'} of them"
+    )
+
+
+def exercise_named(name: str) -> Exercise | None:
+    """The exercise whose notebook is called `name`: the source notebook of that name in solutions/, or, in a student
+    edition, its entry in GRADED_CELLS; None if there is none."""
+    sources = sorted(solutions().glob(f"*/{name}"))
     if sources:
         source = read_notebook(sources[0])
         graded = {meta.get("grade_id") for _, _, meta in nbgrader_cells(source)}
         return Exercise(frozenset(graded), frozenset(hidden_test_ids(source)), sources[0])
     listed = root() / GRADED_CELLS
     if not solutions().is_dir() and listed.is_file():
-        entry = json.loads(listed.read_text(encoding="utf-8")).get(path.name)
-        if entry is None:
-            raise CourseError(f"{relative(path)}: not an exercise of this course (not in {GRADED_CELLS})")
-        return Exercise(frozenset(entry["graded"]), frozenset(entry["hidden"]), None)
-    raise CourseError(f"{relative(path)}: not an exercise of this course (no solutions/*/{path.name})")
+        entry = json.loads(listed.read_text(encoding="utf-8")).get(name)
+        return None if entry is None else Exercise(frozenset(entry["graded"]), frozenset(entry["hidden"]), None)
+    return None
 
 
 def _exercise_notebook(path: Path) -> NotebookNode:

@@ -190,12 +190,26 @@ def test_check_never_counts_a_hidden_cell_as_earned(tmp_path: Path) -> None:
     assert run.stdout.splitlines()[-1].startswith("visible tests: 2 of 4 points;")
 
 
-def test_check_refuses_a_notebook_that_is_no_exercise(tmp_path: Path) -> None:
+def test_check_knows_a_renamed_copy_by_its_cells_and_refuses_a_notebook_that_is_no_exercise(tmp_path: Path) -> None:
+    renamed = tmp_path / f"{ASSIGNMENT} (1).ipynb"
+    nbformat.write(nbformat.read(RELEASE, 4), renamed)
+    run = grader_process("check", str(renamed))
+    assert run.returncode == 1 and run.stdout.splitlines()[-1].startswith("visible tests: 0 of 4 points"), run.stderr
     stranger = tmp_path / "mine.ipynb"
-    nbformat.write(nbformat.read(RELEASE, 4), stranger)
+    notebook = nbformat.read(RELEASE, 4)
+    for cell in notebook.cells:
+        cell.metadata.pop("nbgrader", None)
+    notebook.cells.append(
+        nbformat.v4.new_code_cell(
+            "assert True", metadata={"nbgrader": {"grade": True, "grade_id": "mine", "points": 1}}
+        )
+    )
+    nbformat.write(notebook, stranger)
     run = grader_process("check", str(stranger))
     assert run.returncode == 1
-    assert run.stderr.strip() == f"error: {stranger}: not an exercise of this course (no solutions/*/mine.ipynb)"
+    said = run.stderr.strip()
+    assert said.startswith(f"error: {stranger}: not an exercise of this course: its name is no exercise's (")
+    assert f"{ASSIGNMENT}.ipynb" in said and said.endswith("and it holds the graded cells of none of them")
 
 
 def test_help_says_which_commands_are_the_students() -> None:
