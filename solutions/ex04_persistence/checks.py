@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import every, fixed, kind_of, labelled, numbers, plain, seed_torch, seeded, spanned
+from grader.observing import changed, every, fixed, kind_of, labelled, numbers, plain, seed_torch, seeded, spanned
 
 
 def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:
@@ -167,6 +167,54 @@ def checkpoint_of(case: dict, releases: dict) -> object:
     return checkpoint
 
 
+class OrderedDictSubclass(OrderedDict):
+    """A checkpoint of a class derived from OrderedDict (rule 6: the result is still exactly a dict or an
+    OrderedDict)."""
+
+
+class DictSubclass(dict):
+    """A checkpoint of a class derived from dict."""
+
+
+CHECKPOINT_CLASSES = {  # a checkpoint's class (rule 6 asks for a result of exactly dict or OrderedDict whatever it is)
+    "an OrderedDict with _metadata": OrderedDict,
+    "a dict": dict,
+    "an OrderedDict subclass with _metadata": OrderedDictSubclass,
+    "a dict subclass": DictSubclass,
+}
+
+
+def as_class(checkpoint: OrderedDict, kind: type) -> dict:
+    """checkpoint's entries in a new checkpoint of class kind, its _metadata kept where kind is an OrderedDict."""
+    converted = kind(checkpoint)
+    if issubclass(kind, OrderedDict) and hasattr(checkpoint, "_metadata"):
+        converted._metadata = checkpoint._metadata
+    return converted
+
+
+def checkpoint_record(checkpoint: object) -> dict:
+    """What rule 5 keeps of a checkpoint, by name: its class, its keys in order, each value (the object and its
+    version counter) and each _metadata entry's fields."""
+    record: dict = {"its class": kind_of(checkpoint), "its keys in order": [plain(key) for key in checkpoint]}
+    record |= {f"the value at {key!r}": (id(value), value._version) for key, value in checkpoint.items()}
+    metadata = getattr(checkpoint, "_metadata", None)
+    record["its _metadata object"] = id(metadata)
+    for where, entry in (metadata or {}).items():
+        fields = entry.items() if isinstance(entry, dict) else [("itself", entry)]
+        record |= {f"_metadata[{where!r}][{field!r}]": plain(value) for field, value in fields}
+    return record
+
+
+def checkpoint_changes(before: dict, after: object) -> list:
+    """What a call changed in a checkpoint (checkpoint_record before it, the checkpoint after): each record by name,
+    a _metadata field with its value before and after; [] when nothing changed."""
+    now = checkpoint_record(after)
+    return [
+        f"{name} changed from {before.get(name)!r} to {now.get(name)!r}" if name.startswith("_metadata[") else name
+        for name in changed(before, now)
+    ]
+
+
 def checkpoint_snapshot(checkpoint: object) -> tuple:
     metadata = getattr(checkpoint, "_metadata", None)
     return (
@@ -233,13 +281,13 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
                 result._metadata[(prefix + key).rstrip(".") if key else prefix[:-1]] = entry
         return result
 
-    def edited(layout, prefix, version, drop=(), add=(), as_dict=False):
+    def edited(layout, prefix, version, drop=(), add=(), kind=OrderedDict):
         state = checkpoint(layout)
         for key in drop:
             del state[key]
         for key in add:
             state[key] = torch.full((2,), 7.0)
-        return (dict(state) if as_dict else state), prefix, version
+        return as_class(state, kind), prefix, version
 
     def rename(*case):
         def run():
@@ -278,9 +326,9 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
     def untouched(*case):
         def run():
             state, prefix, version = edited(*case)
-            before = checkpoint_snapshot(state)
+            before = checkpoint_record(state)
             migrate_state_dict(state, prefix, version)
-            return checkpoint_snapshot(state) == before
+            return {"what changed in the checkpoint": checkpoint_changes(before, state)}
 
         return run
 
@@ -288,7 +336,7 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
         def run():
             state, prefix, version = edited(*case)
             got = migrate_state_dict(state, prefix, version)
-            return [type(got) in (dict, OrderedDict), got is not state]
+            return {"a dict or an OrderedDict": exactly_dict(got), "a new one": got is not state}
 
         return run
 
@@ -299,7 +347,7 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
         fixed(1, "version 1, the model itself: running_mean becomes mean", rename(v1, "", 1)),
         fixed(1, "version 1 at prefix '1.norm.' next to a Linear and a BatchNorm1d", rename(nested, "1.norm.", 1)),
         fixed(1, "version None at prefix '1.norm.': running_mean becomes mean", rename(nested, "1.norm.", None)),
-        fixed(1, "version None, a plain dict without _metadata", rename(v1, "", None, (), (), True)),
+        fixed(1, "version None, a plain dict without _metadata", rename(v1, "", None, (), (), dict)),
         fixed(1, "version 1 without its running_mean: no mean is made up", rename(v1, "", 1, ["running_mean"])),
         fixed(1, "version None on a version-2 layout: mean stays", rename(v2, "", None)),
         fixed(2, "version 1: steps dropped", steps(v1, "", 1)),
@@ -329,14 +377,29 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
         fixed(4, "version 3: every value is an object of the checkpoint", same_objects(v3, "", 3)),
         fixed(4, "version None at '1.norm.': the same objects", same_objects(nested, "1.norm.", None)),
         fixed(5, "version 1: the checkpoint keeps its keys, values and _metadata", untouched(v1, "", 1)),
-        fixed(5, "version 2 at 'b.', a plain dict: unchanged", untouched(beside, "b.", 2, (), (), True)),
+        fixed(5, "version 2 at 'b.', a plain dict: unchanged", untouched(beside, "b.", 2, (), (), dict)),
         fixed(
             5, "version None at '1.norm.' with an unknown key: unchanged", untouched(nested, "1.norm.", None, (), ["x"])
         ),
         fixed(6, "version 3, nothing to migrate: still a new dict", new_dict(v3, "", 3)),
         fixed(6, "version 1: a new dict", new_dict(v1, "", 1)),
-        fixed(6, "version 2 given a plain dict: a new dict", new_dict(beside, "b.", 2, (), (), True)),
+        fixed(6, "version 2 given a plain dict: a new dict", new_dict(beside, "b.", 2, (), (), dict)),
+        fixed(
+            6,
+            "version 1 given an OrderedDict subclass: a new dict or OrderedDict, not the subclass",
+            new_dict(v1, "", 1, (), (), OrderedDictSubclass),
+        ),
+        fixed(
+            6,
+            "version 3 given a dict subclass: a new dict or OrderedDict, not the subclass",
+            new_dict(v3, "", 3, (), (), DictSubclass),
+        ),
     ]
+
+
+def exactly_dict(got: object) -> object:
+    """Rule 6's class of a result: True for exactly dict or OrderedDict, otherwise the class it is."""
+    return True if type(got) in (dict, OrderedDict) else kind_of(got)
 
 
 def copied(checkpoint: dict) -> dict:
@@ -362,18 +425,23 @@ def migration_seen(checkpoint: dict, prefix: str, version: int | None, got: obje
             fates[2][key] = key in result
         else:
             fates[3][key] = key in result
-    renamed = {f"{prefix}mean"} if fates[1] else set()
+    mean = f"{prefix}mean"
+    renaming = version in (1, None) and mean not in checkpoint  # rule 1 decides whether the result has a mean
+    made_up = renaming and not fates[1] and mean in result
     objects = {id(value) for value in checkpoint.values()}
     return {  # what the result is first: a call that raises is charged to rule 6 (grader.rules)
-        "rule 6: a dict or an OrderedDict": type(got) in (dict, OrderedDict),
+        "rule 6: a dict or an OrderedDict": exactly_dict(got),
         "rule 6: a new one": got is not checkpoint,
         "rule 1: each running_mean of the prefix: kept, and mean there": fates[1],
+        "rule 1: a mean made up without a running_mean": made_up,
         "rule 2: each steps of the prefix: kept": fates[2],
         "rule 3: each other key: kept": fates[3],
-        "rule 3: keys that are in neither": sorted(
-            plain(key) for key in result if key not in checkpoint and key not in renamed
+        "rule 3: keys of the result that the checkpoint does not hold (a renamed mean aside)": sorted(
+            plain(key) for key in result if key not in checkpoint and not (renaming and key == mean)
         ),
-        "rule 4: every value is an object of the checkpoint": all(id(value) in objects for value in result.values()),
+        "rule 4: keys whose value is no object of the checkpoint": sorted(
+            plain(key) for key, value in result.items() if id(value) not in objects and not (made_up and key == mean)
+        ),
     }
 
 
@@ -425,10 +493,10 @@ def migrated(migrate_state_dict: object, checkpoint: dict, prefix: str, version:
     """One call of migrate_state_dict on a copy of the checkpoint of its own (one that changes it changes no other
     call's input), each part under the rule that decides it (migration_seen), and whether the copy is as before."""
     given = copied(checkpoint)
-    before, entries = checkpoint_snapshot(given), dict(given)
+    before, entries = checkpoint_record(given), dict(given)
     got = migrate_state_dict(given, prefix, version)
     return migration_seen(entries, prefix, version, got) | {
-        "rule 5: the checkpoint is as before": checkpoint_snapshot(given) == before
+        "rule 5: what changed in the checkpoint": checkpoint_changes(before, given)
     }
 
 
@@ -449,7 +517,7 @@ MIGRATE_SPACE = {
     "prefix": list(MIGRATE_PREFIXES),
     "beside": list(MIGRATE_BESIDE),
     "change": ["none", "running_mean dropped", "steps dropped", "an unknown key added"],
-    "checkpoint": ["an OrderedDict with _metadata", "a dict"],
+    "checkpoint": list(CHECKPOINT_CLASSES),
 }
 
 
@@ -476,7 +544,7 @@ def migrate_arguments(point: dict, releases: dict) -> tuple:
     if change == "an unknown key added":
         checkpoint[prefix + "bogus"] = torch.zeros(2)
     version = None if point["version"] == "None" else int(point["version"])
-    return (dict(checkpoint) if point["checkpoint"] == "a dict" else checkpoint), prefix, version
+    return as_class(checkpoint, CHECKPOINT_CLASSES[point["checkpoint"]]), prefix, version
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -172,6 +172,68 @@ SOLUTION.student(
     breaks={"test_migrate_hidden": 6},
 )
 
+# Builds the result as an instance of the checkpoint's own class: right for a dict and an OrderedDict, but a
+# subclass of either comes back as that subclass, not as one of the two classes.
+MIGRATE_SAME_CLASS = SOLUTION.edited(
+    "migrate_state_dict",
+    """
+-    migrated = OrderedDict(state_dict)  # a new dict: the one we were given stays exactly as it was
++    migrated = type(state_dict)(state_dict)  # a new dict of the same kind
+""",
+)
+
+SOLUTION.student(
+    "migration_same_class",
+    {"migrate_state_dict": MIGRATE_SAME_CLASS},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 6},
+)
+
+# Copies with state_dict.copy(): a dict or an OrderedDict, but OrderedDict.copy() of a subclass returns the subclass.
+MIGRATE_DOT_COPY = SOLUTION.edited(
+    "migrate_state_dict",
+    """
+-    migrated = OrderedDict(state_dict)  # a new dict: the one we were given stays exactly as it was
++    migrated = state_dict.copy()
+""",
+)
+
+SOLUTION.student("migration_dot_copy", {"migrate_state_dict": MIGRATE_DOT_COPY}, (2, 3.33, 0, 0))
+
+# Records the new version in the copy's _metadata: copy.copy shares the caller's _metadata, whose version becomes 3
+# (rule 5); and the copy of a subclass of OrderedDict is of that subclass (rule 6).
+MIGRATE_METADATA_BUMPED = SOLUTION.edited(
+    "migrate_state_dict",
+    """
++import copy
++
++
+ def migrate_state_dict(state_dict, prefix, version):
+@@
+-    migrated = OrderedDict(state_dict)  # a new dict: the one we were given stays exactly as it was
++    migrated = copy.copy(state_dict)
+@@
+         migrated.pop(prefix + "steps", None)
++    metadata = getattr(migrated, "_metadata", None)
++    if metadata is not None and prefix[:-1] in metadata:
++        metadata[prefix[:-1]]["version"] = 3  # now in the version-3 layout
+""",
+)
+
+SOLUTION.student("migration_metadata_bumped", {"migrate_state_dict": MIGRATE_METADATA_BUMPED}, (0, 2.67, 0, 0))
+
+# Makes sure a mean is there after a rename step: a checkpoint without running_mean gets a made-up mean of None.
+MIGRATE_MEAN_MADE_UP = SOLUTION.edited(
+    "migrate_state_dict",
+    """
+         if old_key in migrated:
+             migrated[prefix + "mean"] = migrated.pop(old_key)
++        migrated.setdefault(prefix + "mean", None)
+""",
+)
+
+SOLUTION.student("migration_mean_made_up", {"migrate_state_dict": MIGRATE_MEAN_MADE_UP}, (2, 3.33, 0, 0))
+
 # A correct part 1, written as a table of renames (None meaning: drop the key).
 MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
     """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
