@@ -1007,6 +1007,37 @@ def explain_fixed(explain_incompatibility: object) -> list:
     def keyless_model():
         return nn.ReLU(), nn.Linear(2, 2).state_dict()
 
+    def wrapped_model_empty_checkpoint():
+        return nn.DataParallel(nn.Linear(2, 2)), {}
+
+    def child_named_module():
+        """A model whose children are module and head (some of its keys start with "module.", not all), and its
+        checkpoint without head.bias (a finding: the list is not empty)."""
+        model = nn.ModuleDict({"module": nn.Linear(2, 2), "head": nn.Linear(2, 3)})
+        checkpoint = model.state_dict()
+        del checkpoint["head.bias"]
+        return model, checkpoint
+
+    def look_alike_checkpoint():
+        """Children module_list and head, a checkpoint of module_list alone: every key starts with "module" (no dot)."""
+        model = nn.ModuleDict({"module_list": nn.ModuleList([nn.Linear(2, 2)]), "head": nn.Linear(2, 3)})
+        return model, {key: value for key, value in model.state_dict().items() if key.startswith("module_list.")}
+
+    def shared_non_persistent():
+        """One tensor registered as a non-persistent buffer in two modules, saved under both keys."""
+        mask = torch.ones(3)
+        model = nn.Sequential(leaf(("w", (2,), "parameter")), leaf(("v", (2,), "parameter")))
+        for child in model:
+            child.register_buffer("mask", mask, persistent=False)
+        return model, {**model.state_dict(), "0.mask": torch.ones(3), "1.mask": torch.ones(3)}
+
+    def two_calls(build):
+        def run():
+            first, second = explain_incompatibility(*build()), explain_incompatibility(*build())
+            return {"two calls return two different lists": type(first) is not list or first is not second}
+
+        return run
+
     def other_shape():
         return nn.Linear(2, 2), {"weight": torch.zeros(2, 2), "scale": torch.ones(1)}
 
@@ -1108,6 +1139,22 @@ def explain_fixed(explain_incompatibility: object) -> list:
         ),
         fixed(
             1,
+            "nn.DataParallel around a Linear, an empty checkpoint: no prefix",
+            view(wrapped_model_empty_checkpoint, ("module prefix",)),
+        ),
+        fixed(
+            1,
+            "children 'module' and 'head', a checkpoint without head.bias: some model keys start with 'module.', no "
+            "prefix",
+            view(child_named_module, ("module prefix",)),
+        ),
+        fixed(
+            1,
+            "children 'module_list' and 'head', a checkpoint of module_list alone: 'module' is no 'module.', no prefix",
+            view(look_alike_checkpoint, ("module prefix",)),
+        ),
+        fixed(
+            1,
             "nn.DataParallel model and checkpoint, one shape changed: no prefix, keys spelled with 'module.'",
             view(both_wrapped, ("module prefix", "shape mismatch")),
         ),
@@ -1130,6 +1177,11 @@ def explain_fixed(explain_incompatibility: object) -> list:
             view(flip_beside_missing, ("persistence flip",)),
         ),
         fixed(3, "a nested non-persistent buffer '1.count' of shape ()", view(nested_count, ("persistence flip",))),
+        fixed(
+            3,
+            "one tensor a non-persistent buffer 'mask' of two modules, saved under both keys: two flips",
+            view(shared_non_persistent, ("persistence flip",)),
+        ),
         fixed(
             3,
             "a flipped buffer saved with another shape: still a flip, both shapes",
@@ -1210,6 +1262,8 @@ def explain_fixed(explain_incompatibility: object) -> list:
         fixed(8, "an empty Sequential and an empty checkpoint: an empty list", shaped(lambda: (nn.Sequential(), {}))),
         fixed(8, "a non-persistent buffer left out of the checkpoint: an empty list", shaped(unsaved_buffer)),
         fixed(8, "every kind at once: a list of plain dicts with the five fields", shaped(all_kinds)),
+        fixed(8, "two calls that find nothing: two new lists", two_calls(unsaved_buffer)),
+        fixed(8, "two calls that find the same: two new lists", two_calls(wider)),
     ]
 
 
@@ -1251,9 +1305,10 @@ def observe_explain_hidden(ns: dict) -> dict:
 
 
 def explained(explain_incompatibility: object, model: nn.Module, checkpoint: object, prefixed: bool) -> dict:
-    """One call of explain_incompatibility, each part under the rule that decides it: whether no module was loaded
-    and the model and the checkpoint are as before (rule 7), the findings' form and order (rules 8 and 6) and the
-    findings by rule (findings_by_rule; `prefixed`: a module prefix is in play)."""
+    """Two calls of explain_incompatibility, each part under the rule that decides it: whether no module was loaded
+    and the model and the checkpoint are as before (rule 7), the findings' form and order, and whether the second
+    call returned a list of its own (rules 8 and 6) and the findings by rule (findings_by_rule; `prefixed`: a module
+    prefix is in play)."""
     model_before, checkpoint_before = model_snapshot(model), checkpoint_snapshot(checkpoint)
     originals = {id(module) for module in model.modules()}
     loaded = []
@@ -1265,11 +1320,13 @@ def explained(explain_incompatibility: object, model: nn.Module, checkpoint: obj
     handles = [module.register_load_state_dict_pre_hook(recorder) for module in model.modules()]
     try:
         got = explain_incompatibility(model, checkpoint)
+        again = explain_incompatibility(model, checkpoint)
     finally:
         for handle in handles:
             handle.remove()
     findings = {
         "rule 8: the form of each finding": other_forms(got),
+        "rule 8: a second call returns another list": got is not again,
         "rule 6: the findings come in the contract's order": in_order(got),
         **findings_by_rule(got, prefixed),
     }
@@ -1283,8 +1340,11 @@ def explained(explain_incompatibility: object, model: nn.Module, checkpoint: obj
 
 # Part 2's input space: every damage the findings name (a "module." prefix on either side, a shape changed or
 # transposed, a buffer saved while persistent, an entry or a module renamed, a key missing or unexpected, a rename
-# with two candidates), alone and every two together, on a model of three Leaf modules; the single damages
-# also in a plain dict, and on a model with a None non-persistent buffer.
+# with two candidates) and what decides a prefix (an empty checkpoint, a model without keys, a checkpoint of one
+# child alone), alone and every two together, on a model of three Leaf modules; the single damages also in a plain
+# dict, on a model with a None non-persistent buffer or with one tensor the non-persistent buffer of two modules
+# (the flip saves both), and with a first child whose name looks like the wrapper's (module, module_list, module2:
+# its keys start with "module." or "module"; modules cannot name a child, it is a method of nn.Module).
 EXPLAIN_DAMAGES: dict[str, Callable[[dict], None]] = {
     "none": lambda checkpoint: None,
     "a shape mismatch": lambda checkpoint: checkpoint.update({"head.bias": torch.zeros(5)}),
@@ -1299,6 +1359,11 @@ EXPLAIN_DAMAGES: dict[str, Callable[[dict], None]] = {
     "a rename with two candidates": lambda checkpoint: renamed(
         checkpoint, {"norm.scale": "norm.a", "norm.shift": "norm.b"}
     ),
+    "an empty checkpoint": lambda checkpoint: checkpoint.clear(),
+    "a checkpoint of the first child alone": lambda checkpoint: [
+        checkpoint.pop(key) for key in list(checkpoint) if not key.startswith("enc.")
+    ],
+    "a model without keys": lambda checkpoint: None,  # the model is an empty nn.Sequential
     "a module prefix on the checkpoint": lambda checkpoint: None,  # applied last, to every key
     "a module prefix on the model": lambda checkpoint: None,  # the model is wrapped in nn.DataParallel
 }
@@ -1306,7 +1371,8 @@ EXPLAIN_SPACE = {
     "damage": list(EXPLAIN_DAMAGES),
     "second damage": ["none", *list(EXPLAIN_DAMAGES)[2:]],  # a damage after the first, in this order
     "checkpoint": ["an OrderedDict", "a dict"],
-    "None buffer": ["no", "a non-persistent one"],
+    "non-persistent buffers": ["enc.mask", "and one holding None", "enc.mask's tensor also head.mask"],
+    "first child": ["enc", "module", "module_list", "module2"],
 }
 
 
@@ -1317,8 +1383,8 @@ def renamed(checkpoint: dict, names: dict) -> None:
 
 
 def explain_space() -> list:
-    """Part 2's generated points, smallest first: every damage alone (in both classes of checkpoint, with and without
-    a None buffer) and every two different damages together."""
+    """Part 2's generated points, smallest first: every damage alone (in both classes of checkpoint, with each set of
+    non-persistent buffers, with each first child's name) and every two different damages together."""
     damages = list(EXPLAIN_DAMAGES)
     points = every(EXPLAIN_SPACE, most=2)
     return [
@@ -1330,7 +1396,9 @@ def explain_space() -> list:
             and damages.index(point["second damage"]) > damages.index(point["damage"])
         )
         and (
-            point["second damage"] == "none" or point["checkpoint"] == "an OrderedDict" and point["None buffer"] == "no"
+            point["second damage"] == "none"
+            or point["checkpoint"] == "an OrderedDict"
+            and point["non-persistent buffers"] == "enc.mask"
         )
     ]
 
@@ -1342,18 +1410,30 @@ def explain_arguments(point: dict) -> tuple:
     head = [("weight", (2, 3), "parameter"), ("bias", (2,), "parameter")]  # a Linear's entries, made faster
     norm = [("scale", (4,), "parameter"), ("shift", (4,), "parameter")]
     spec = ("dict", [("enc", ("leaf", enc)), ("head", ("leaf", head)), ("norm", ("leaf", norm))])
-    inner = explain_build(spec)
-    if point["None buffer"] != "no":
-        inner.enc.register_buffer("gone", None, persistent=False)
     checkpoint = explain_build(spec).state_dict()
     damages = (point["damage"], point["second damage"])
     for damage_name in damages:
         EXPLAIN_DAMAGES[damage_name](checkpoint)
+    first = point["first child"]  # the damages name it enc
+    checkpoint = OrderedDict(
+        (first + key[len("enc") :] if key.startswith("enc.") else key, value) for key, value in checkpoint.items()
+    )
+    inner = explain_build(("dict", [(first, spec[1][0][1]), *spec[1][1:]]))
+    if point["non-persistent buffers"] == "and one holding None":
+        inner[first].register_buffer("gone", None, persistent=False)
+    if point["non-persistent buffers"] == "enc.mask's tensor also head.mask":  # one tensor, two keys
+        inner["head"].register_buffer("mask", inner[first].mask, persistent=False)
+        if "a persistence flip" in damages:  # saved under both keys
+            checkpoint["head.mask"] = torch.zeros(2)
+    if "a model without keys" in damages:
+        inner = nn.Sequential()
     if "a module prefix on the checkpoint" in damages:
         checkpoint = OrderedDict(("module." + key, value) for key, value in checkpoint.items())
     model = nn.DataParallel(inner) if "a module prefix on the model" in damages else inner
-    prefixed = {"a module prefix on the checkpoint", "a module prefix on the model"} & set(damages)
-    return model, dict(checkpoint) if point["checkpoint"] == "a dict" else checkpoint, bool(prefixed)
+    # A key that starts with "module" on either side: rule 1 decides whether a prefix is there, and with it the names
+    # every other finding is compared by.
+    prefixed = any(key.startswith("module") for key in [*model.state_dict(), *checkpoint])
+    return model, dict(checkpoint) if point["checkpoint"] == "a dict" else checkpoint, prefixed
 
 
 # hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).

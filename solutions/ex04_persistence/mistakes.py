@@ -574,4 +574,99 @@ SOLUTION.student(
     breaks={"test_explain_hidden": 4},
 )
 
+# Reports the model-side prefix also for an empty checkpoint: "at least one checkpoint key without it" is forgotten.
+EXPLAIN_MODEL_PREFIX_EMPTY_CHECKPOINT = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
++    elif model_shapes and all_wrapped(model_shapes) and (not checkpoint_shapes or not all_wrapped(checkpoint_shapes)):
+""",
+)
+
+SOLUTION.student(
+    "explain_model_prefix_empty_checkpoint",
+    {"explain_incompatibility": EXPLAIN_MODEL_PREFIX_EMPTY_CHECKPOINT},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
+
+# Reports the model-side prefix when any model key starts with "module.", not all: a child named module is taken for
+# a wrapper.
+EXPLAIN_MODEL_PREFIX_ANY = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
++    elif any(key.startswith(wrapper) for key in model_shapes) and not all_wrapped(checkpoint_shapes):
+""",
+)
+
+SOLUTION.student(
+    "explain_model_prefix_any",
+    {"explain_incompatibility": EXPLAIN_MODEL_PREFIX_ANY},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
+
+# Tests the checkpoint-side prefix without its dot: a child named module_list holding every checkpoint key is taken
+# for a wrapper.
+EXPLAIN_PREFIX_WITHOUT_DOT = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
++    if checkpoint_shapes and all(key.startswith("module") for key in checkpoint_shapes) and not all(
++        key.startswith("module") for key in model_shapes
++    ):
+""",
+)
+
+SOLUTION.student(
+    "explain_prefix_without_dot",
+    {"explain_incompatibility": EXPLAIN_PREFIX_WITHOUT_DOT},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
+
+# Reads the non-persistent keys from named_buffers(), which gives a tensor registered in two places once: the second
+# key is no non-persistent key, and its saved value is reported unexpected instead of a persistence flip.
+EXPLAIN_NON_PERSISTENT_DEDUPED = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    for path, module in model.named_modules(remove_duplicate=False):
+-        for name, buffer in module._buffers.items():
+-            if buffer is not None and name in module._non_persistent_buffers_set:
+-                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
++    for key, buffer in model.named_buffers():
++        if key not in model_shapes:
++            buffer_shapes[key] = tuple(buffer.shape)
+""",
+)
+
+SOLUTION.student(
+    "explain_non_persistent_deduped",
+    {"explain_incompatibility": EXPLAIN_NON_PERSISTENT_DEDUPED},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 3},
+)
+
+# Returns one module-level empty list whenever nothing is found: two calls return the same list object.
+EXPLAIN_SHARED_EMPTY_LIST = SOLUTION.edited(
+    "explain_incompatibility",
+    """
++NO_FINDINGS = []  # one empty list, made once
++
++
+ def explain_incompatibility(model, state_dict):
+@@
+-    return findings
++    return findings if findings else NO_FINDINGS
+""",
+)
+
+SOLUTION.student(
+    "explain_shared_empty_list",
+    {"explain_incompatibility": EXPLAIN_SHARED_EMPTY_LIST},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 8},
+)
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
