@@ -200,9 +200,9 @@ MIGRATE_DOT_COPY = SOLUTION.edited(
 
 SOLUTION.student("migration_dot_copy", {"migrate_state_dict": MIGRATE_DOT_COPY}, (2, 3.33, 0, 0))
 
-# Records the new version in the copy's _metadata: copy.copy shares the caller's _metadata, whose version becomes 3
-# (rule 5); and the copy of a subclass of OrderedDict is of that subclass (rule 6).
-MIGRATE_METADATA_BUMPED = SOLUTION.edited(
+# Copies with copy.copy: a dict or an OrderedDict for one of those (its _metadata shared, not changed), but the copy
+# of a class derived from OrderedDict or dict is of that class (rule 6 asks for exactly one of the two).
+MIGRATE_COPY_COPY = SOLUTION.edited(
     "migrate_state_dict",
     """
 +import copy
@@ -212,7 +212,21 @@ MIGRATE_METADATA_BUMPED = SOLUTION.edited(
 @@
 -    migrated = OrderedDict(state_dict)  # a new dict: the one we were given stays exactly as it was
 +    migrated = copy.copy(state_dict)
-@@
+""",
+)
+
+SOLUTION.student(
+    "migration_copy_copy",
+    {"migrate_state_dict": MIGRATE_COPY_COPY},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 6},
+)
+
+# Records the new version in the copy's _metadata: copy.copy shares the caller's _metadata, whose version becomes 3
+# (rule 5); and the copy of a subclass of OrderedDict is of that subclass (rule 6).
+MIGRATE_METADATA_BUMPED = SOLUTION.edited_answer(
+    MIGRATE_COPY_COPY,
+    """
          migrated.pop(prefix + "steps", None)
 +    metadata = getattr(migrated, "_metadata", None)
 +    if metadata is not None and prefix[:-1] in metadata:
@@ -232,7 +246,12 @@ MIGRATE_MEAN_MADE_UP = SOLUTION.edited(
 """,
 )
 
-SOLUTION.student("migration_mean_made_up", {"migrate_state_dict": MIGRATE_MEAN_MADE_UP}, (2, 3.33, 0, 0))
+SOLUTION.student(
+    "migration_mean_made_up",
+    {"migrate_state_dict": MIGRATE_MEAN_MADE_UP},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 1},
+)
 
 # A correct part 1, written as a table of renames (None meaning: drop the key).
 MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
