@@ -10,7 +10,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from grader.observing import every, fixed, kind_of, labelled, numbers, plain, seed_torch, seeded, spanned
+from grader.observing import changed, every, fixed, kind_of, labelled, numbers, plain, seed_torch, seeded, spanned
 
 
 def strict_load(model: nn.Module, checkpoint: object, keys: list) -> list:
@@ -167,6 +167,54 @@ def checkpoint_of(case: dict, releases: dict) -> object:
     return checkpoint
 
 
+class OrderedDictSubclass(OrderedDict):
+    """A checkpoint of a class derived from OrderedDict (rule 6: the result is still exactly a dict or an
+    OrderedDict)."""
+
+
+class DictSubclass(dict):
+    """A checkpoint of a class derived from dict."""
+
+
+CHECKPOINT_CLASSES = {  # a checkpoint's class (rule 6 asks for a result of exactly dict or OrderedDict whatever it is)
+    "an OrderedDict with _metadata": OrderedDict,
+    "a dict": dict,
+    "an OrderedDict subclass with _metadata": OrderedDictSubclass,
+    "a dict subclass": DictSubclass,
+}
+
+
+def as_class(checkpoint: OrderedDict, kind: type) -> dict:
+    """checkpoint's entries in a new checkpoint of class kind, its _metadata kept where kind is an OrderedDict."""
+    converted = kind(checkpoint)
+    if issubclass(kind, OrderedDict) and hasattr(checkpoint, "_metadata"):
+        converted._metadata = checkpoint._metadata
+    return converted
+
+
+def checkpoint_record(checkpoint: object) -> dict:
+    """What rule 5 keeps of a checkpoint, by name: its class, its keys in order, each value (the object and its
+    version counter) and each _metadata entry's fields."""
+    record: dict = {"its class": kind_of(checkpoint), "its keys in order": [plain(key) for key in checkpoint]}
+    record |= {f"the value at {key!r}": (id(value), value._version) for key, value in checkpoint.items()}
+    metadata = getattr(checkpoint, "_metadata", None)
+    record["its _metadata object"] = id(metadata)
+    for where, entry in (metadata or {}).items():
+        fields = entry.items() if isinstance(entry, dict) else [("itself", entry)]
+        record |= {f"_metadata[{where!r}][{field!r}]": plain(value) for field, value in fields}
+    return record
+
+
+def checkpoint_changes(before: dict, after: object) -> list:
+    """What a call changed in a checkpoint (checkpoint_record before it, the checkpoint after): each record by name,
+    a _metadata field with its value before and after; [] when nothing changed."""
+    now = checkpoint_record(after)
+    return [
+        f"{name} changed from {before.get(name)!r} to {now.get(name)!r}" if name.startswith("_metadata[") else name
+        for name in changed(before, now)
+    ]
+
+
 def checkpoint_snapshot(checkpoint: object) -> tuple:
     metadata = getattr(checkpoint, "_metadata", None)
     return (
@@ -233,13 +281,13 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
                 result._metadata[(prefix + key).rstrip(".") if key else prefix[:-1]] = entry
         return result
 
-    def edited(layout, prefix, version, drop=(), add=(), as_dict=False):
+    def edited(layout, prefix, version, drop=(), add=(), kind=OrderedDict):
         state = checkpoint(layout)
         for key in drop:
             del state[key]
         for key in add:
             state[key] = torch.full((2,), 7.0)
-        return (dict(state) if as_dict else state), prefix, version
+        return as_class(state, kind), prefix, version
 
     def rename(*case):
         def run():
@@ -278,9 +326,9 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
     def untouched(*case):
         def run():
             state, prefix, version = edited(*case)
-            before = checkpoint_snapshot(state)
+            before = checkpoint_record(state)
             migrate_state_dict(state, prefix, version)
-            return checkpoint_snapshot(state) == before
+            return {"what changed in the checkpoint": checkpoint_changes(before, state)}
 
         return run
 
@@ -288,7 +336,7 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
         def run():
             state, prefix, version = edited(*case)
             got = migrate_state_dict(state, prefix, version)
-            return [type(got) in (dict, OrderedDict), got is not state]
+            return {"a dict or an OrderedDict": exactly_dict(got), "a new one": got is not state}
 
         return run
 
@@ -299,7 +347,7 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
         fixed(1, "version 1, the model itself: running_mean becomes mean", rename(v1, "", 1)),
         fixed(1, "version 1 at prefix '1.norm.' next to a Linear and a BatchNorm1d", rename(nested, "1.norm.", 1)),
         fixed(1, "version None at prefix '1.norm.': running_mean becomes mean", rename(nested, "1.norm.", None)),
-        fixed(1, "version None, a plain dict without _metadata", rename(v1, "", None, (), (), True)),
+        fixed(1, "version None, a plain dict without _metadata", rename(v1, "", None, (), (), dict)),
         fixed(1, "version 1 without its running_mean: no mean is made up", rename(v1, "", 1, ["running_mean"])),
         fixed(1, "version None on a version-2 layout: mean stays", rename(v2, "", None)),
         fixed(2, "version 1: steps dropped", steps(v1, "", 1)),
@@ -329,14 +377,29 @@ def migrate_fixed(migrate_state_dict: object, releases: dict) -> list:
         fixed(4, "version 3: every value is an object of the checkpoint", same_objects(v3, "", 3)),
         fixed(4, "version None at '1.norm.': the same objects", same_objects(nested, "1.norm.", None)),
         fixed(5, "version 1: the checkpoint keeps its keys, values and _metadata", untouched(v1, "", 1)),
-        fixed(5, "version 2 at 'b.', a plain dict: unchanged", untouched(beside, "b.", 2, (), (), True)),
+        fixed(5, "version 2 at 'b.', a plain dict: unchanged", untouched(beside, "b.", 2, (), (), dict)),
         fixed(
             5, "version None at '1.norm.' with an unknown key: unchanged", untouched(nested, "1.norm.", None, (), ["x"])
         ),
         fixed(6, "version 3, nothing to migrate: still a new dict", new_dict(v3, "", 3)),
         fixed(6, "version 1: a new dict", new_dict(v1, "", 1)),
-        fixed(6, "version 2 given a plain dict: a new dict", new_dict(beside, "b.", 2, (), (), True)),
+        fixed(6, "version 2 given a plain dict: a new dict", new_dict(beside, "b.", 2, (), (), dict)),
+        fixed(
+            6,
+            "version 1 given an OrderedDict subclass: a new dict or OrderedDict, not the subclass",
+            new_dict(v1, "", 1, (), (), OrderedDictSubclass),
+        ),
+        fixed(
+            6,
+            "version 3 given a dict subclass: a new dict or OrderedDict, not the subclass",
+            new_dict(v3, "", 3, (), (), DictSubclass),
+        ),
     ]
+
+
+def exactly_dict(got: object) -> object:
+    """Rule 6's class of a result: True for exactly dict or OrderedDict, otherwise the class it is."""
+    return True if type(got) in (dict, OrderedDict) else kind_of(got)
 
 
 def copied(checkpoint: dict) -> dict:
@@ -362,18 +425,23 @@ def migration_seen(checkpoint: dict, prefix: str, version: int | None, got: obje
             fates[2][key] = key in result
         else:
             fates[3][key] = key in result
-    renamed = {f"{prefix}mean"} if fates[1] else set()
+    mean = f"{prefix}mean"
+    renaming = version in (1, None) and mean not in checkpoint  # rule 1 decides whether the result has a mean
+    made_up = renaming and not fates[1] and mean in result
     objects = {id(value) for value in checkpoint.values()}
     return {  # what the result is first: a call that raises is charged to rule 6 (grader.rules)
-        "rule 6: a dict or an OrderedDict": type(got) in (dict, OrderedDict),
+        "rule 6: a dict or an OrderedDict": exactly_dict(got),
         "rule 6: a new one": got is not checkpoint,
         "rule 1: each running_mean of the prefix: kept, and mean there": fates[1],
+        "rule 1: a mean made up without a running_mean": made_up,
         "rule 2: each steps of the prefix: kept": fates[2],
         "rule 3: each other key: kept": fates[3],
-        "rule 3: keys that are in neither": sorted(
-            plain(key) for key in result if key not in checkpoint and key not in renamed
+        "rule 3: keys of the result that the checkpoint does not hold (a renamed mean aside)": sorted(
+            plain(key) for key in result if key not in checkpoint and not (renaming and key == mean)
         ),
-        "rule 4: every value is an object of the checkpoint": all(id(value) in objects for value in result.values()),
+        "rule 4: keys whose value is no object of the checkpoint": sorted(
+            plain(key) for key, value in result.items() if id(value) not in objects and not (made_up and key == mean)
+        ),
     }
 
 
@@ -425,10 +493,10 @@ def migrated(migrate_state_dict: object, checkpoint: dict, prefix: str, version:
     """One call of migrate_state_dict on a copy of the checkpoint of its own (one that changes it changes no other
     call's input), each part under the rule that decides it (migration_seen), and whether the copy is as before."""
     given = copied(checkpoint)
-    before, entries = checkpoint_snapshot(given), dict(given)
+    before, entries = checkpoint_record(given), dict(given)
     got = migrate_state_dict(given, prefix, version)
     return migration_seen(entries, prefix, version, got) | {
-        "rule 5: the checkpoint is as before": checkpoint_snapshot(given) == before
+        "rule 5: what changed in the checkpoint": checkpoint_changes(before, given)
     }
 
 
@@ -449,7 +517,7 @@ MIGRATE_SPACE = {
     "prefix": list(MIGRATE_PREFIXES),
     "beside": list(MIGRATE_BESIDE),
     "change": ["none", "running_mean dropped", "steps dropped", "an unknown key added"],
-    "checkpoint": ["an OrderedDict with _metadata", "a dict"],
+    "checkpoint": list(CHECKPOINT_CLASSES),
 }
 
 
@@ -476,7 +544,7 @@ def migrate_arguments(point: dict, releases: dict) -> tuple:
     if change == "an unknown key added":
         checkpoint[prefix + "bogus"] = torch.zeros(2)
     version = None if point["version"] == "None" else int(point["version"])
-    return (dict(checkpoint) if point["checkpoint"] == "a dict" else checkpoint), prefix, version
+    return as_class(checkpoint, CHECKPOINT_CLASSES[point["checkpoint"]]), prefix, version
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -939,6 +1007,37 @@ def explain_fixed(explain_incompatibility: object) -> list:
     def keyless_model():
         return nn.ReLU(), nn.Linear(2, 2).state_dict()
 
+    def wrapped_model_empty_checkpoint():
+        return nn.DataParallel(nn.Linear(2, 2)), {}
+
+    def child_named_module():
+        """A model whose children are module and head (some of its keys start with "module.", not all), and its
+        checkpoint without head.bias (a finding: the list is not empty)."""
+        model = nn.ModuleDict({"module": nn.Linear(2, 2), "head": nn.Linear(2, 3)})
+        checkpoint = model.state_dict()
+        del checkpoint["head.bias"]
+        return model, checkpoint
+
+    def look_alike_checkpoint():
+        """Children module_list and head, a checkpoint of module_list alone: every key starts with "module" (no dot)."""
+        model = nn.ModuleDict({"module_list": nn.ModuleList([nn.Linear(2, 2)]), "head": nn.Linear(2, 3)})
+        return model, {key: value for key, value in model.state_dict().items() if key.startswith("module_list.")}
+
+    def shared_non_persistent():
+        """One tensor registered as a non-persistent buffer in two modules, saved under both keys."""
+        mask = torch.ones(3)
+        model = nn.Sequential(leaf(("w", (2,), "parameter")), leaf(("v", (2,), "parameter")))
+        for child in model:
+            child.register_buffer("mask", mask, persistent=False)
+        return model, {**model.state_dict(), "0.mask": torch.ones(3), "1.mask": torch.ones(3)}
+
+    def two_calls(build):
+        def run():
+            first, second = explain_incompatibility(*build()), explain_incompatibility(*build())
+            return {"two calls return two different lists": type(first) is not list or first is not second}
+
+        return run
+
     def other_shape():
         return nn.Linear(2, 2), {"weight": torch.zeros(2, 2), "scale": torch.ones(1)}
 
@@ -1040,6 +1139,22 @@ def explain_fixed(explain_incompatibility: object) -> list:
         ),
         fixed(
             1,
+            "nn.DataParallel around a Linear, an empty checkpoint: no prefix",
+            view(wrapped_model_empty_checkpoint, ("module prefix",)),
+        ),
+        fixed(
+            1,
+            "children 'module' and 'head', a checkpoint without head.bias: some model keys start with 'module.', no "
+            "prefix",
+            view(child_named_module, ("module prefix",)),
+        ),
+        fixed(
+            1,
+            "children 'module_list' and 'head', a checkpoint of module_list alone: 'module' is no 'module.', no prefix",
+            view(look_alike_checkpoint, ("module prefix",)),
+        ),
+        fixed(
+            1,
             "nn.DataParallel model and checkpoint, one shape changed: no prefix, keys spelled with 'module.'",
             view(both_wrapped, ("module prefix", "shape mismatch")),
         ),
@@ -1062,6 +1177,11 @@ def explain_fixed(explain_incompatibility: object) -> list:
             view(flip_beside_missing, ("persistence flip",)),
         ),
         fixed(3, "a nested non-persistent buffer '1.count' of shape ()", view(nested_count, ("persistence flip",))),
+        fixed(
+            3,
+            "one tensor a non-persistent buffer 'mask' of two modules, saved under both keys: two flips",
+            view(shared_non_persistent, ("persistence flip",)),
+        ),
         fixed(
             3,
             "a flipped buffer saved with another shape: still a flip, both shapes",
@@ -1142,6 +1262,8 @@ def explain_fixed(explain_incompatibility: object) -> list:
         fixed(8, "an empty Sequential and an empty checkpoint: an empty list", shaped(lambda: (nn.Sequential(), {}))),
         fixed(8, "a non-persistent buffer left out of the checkpoint: an empty list", shaped(unsaved_buffer)),
         fixed(8, "every kind at once: a list of plain dicts with the five fields", shaped(all_kinds)),
+        fixed(8, "two calls that find nothing: two new lists", two_calls(unsaved_buffer)),
+        fixed(8, "two calls that find the same: two new lists", two_calls(wider)),
     ]
 
 
@@ -1183,9 +1305,10 @@ def observe_explain_hidden(ns: dict) -> dict:
 
 
 def explained(explain_incompatibility: object, model: nn.Module, checkpoint: object, prefixed: bool) -> dict:
-    """One call of explain_incompatibility, each part under the rule that decides it: whether no module was loaded
-    and the model and the checkpoint are as before (rule 7), the findings' form and order (rules 8 and 6) and the
-    findings by rule (findings_by_rule; `prefixed`: a module prefix is in play)."""
+    """Two calls of explain_incompatibility, each part under the rule that decides it: whether no module was loaded
+    and the model and the checkpoint are as before (rule 7), the findings' form and order, and whether the second
+    call returned a list of its own (rules 8 and 6) and the findings by rule (findings_by_rule; `prefixed`: a module
+    prefix is in play)."""
     model_before, checkpoint_before = model_snapshot(model), checkpoint_snapshot(checkpoint)
     originals = {id(module) for module in model.modules()}
     loaded = []
@@ -1197,11 +1320,13 @@ def explained(explain_incompatibility: object, model: nn.Module, checkpoint: obj
     handles = [module.register_load_state_dict_pre_hook(recorder) for module in model.modules()]
     try:
         got = explain_incompatibility(model, checkpoint)
+        again = explain_incompatibility(model, checkpoint)
     finally:
         for handle in handles:
             handle.remove()
     findings = {
         "rule 8: the form of each finding": other_forms(got),
+        "rule 8: a second call returns another list": got is not again,
         "rule 6: the findings come in the contract's order": in_order(got),
         **findings_by_rule(got, prefixed),
     }
@@ -1215,8 +1340,11 @@ def explained(explain_incompatibility: object, model: nn.Module, checkpoint: obj
 
 # Part 2's input space: every damage the findings name (a "module." prefix on either side, a shape changed or
 # transposed, a buffer saved while persistent, an entry or a module renamed, a key missing or unexpected, a rename
-# with two candidates), alone and every two together, on a model of three Leaf modules; the single damages
-# also in a plain dict, and on a model with a None non-persistent buffer.
+# with two candidates) and what decides a prefix (an empty checkpoint, a model without keys, a checkpoint of one
+# child alone), alone and every two together, on a model of three Leaf modules; the single damages also in a plain
+# dict, on a model with a None non-persistent buffer or with one tensor the non-persistent buffer of two modules
+# (the flip saves both), and with a first child whose name looks like the wrapper's (module, module_list, module2:
+# its keys start with "module." or "module"; modules cannot name a child, it is a method of nn.Module).
 EXPLAIN_DAMAGES: dict[str, Callable[[dict], None]] = {
     "none": lambda checkpoint: None,
     "a shape mismatch": lambda checkpoint: checkpoint.update({"head.bias": torch.zeros(5)}),
@@ -1231,6 +1359,11 @@ EXPLAIN_DAMAGES: dict[str, Callable[[dict], None]] = {
     "a rename with two candidates": lambda checkpoint: renamed(
         checkpoint, {"norm.scale": "norm.a", "norm.shift": "norm.b"}
     ),
+    "an empty checkpoint": lambda checkpoint: checkpoint.clear(),
+    "a checkpoint of the first child alone": lambda checkpoint: [
+        checkpoint.pop(key) for key in list(checkpoint) if not key.startswith("enc.")
+    ],
+    "a model without keys": lambda checkpoint: None,  # the model is an empty nn.Sequential
     "a module prefix on the checkpoint": lambda checkpoint: None,  # applied last, to every key
     "a module prefix on the model": lambda checkpoint: None,  # the model is wrapped in nn.DataParallel
 }
@@ -1238,7 +1371,8 @@ EXPLAIN_SPACE = {
     "damage": list(EXPLAIN_DAMAGES),
     "second damage": ["none", *list(EXPLAIN_DAMAGES)[2:]],  # a damage after the first, in this order
     "checkpoint": ["an OrderedDict", "a dict"],
-    "None buffer": ["no", "a non-persistent one"],
+    "non-persistent buffers": ["enc.mask", "and one holding None", "enc.mask's tensor also head.mask"],
+    "first child": ["enc", "module", "module_list", "module2"],
 }
 
 
@@ -1249,8 +1383,8 @@ def renamed(checkpoint: dict, names: dict) -> None:
 
 
 def explain_space() -> list:
-    """Part 2's generated points, smallest first: every damage alone (in both classes of checkpoint, with and without
-    a None buffer) and every two different damages together."""
+    """Part 2's generated points, smallest first: every damage alone (in both classes of checkpoint, with each set of
+    non-persistent buffers, with each first child's name) and every two different damages together."""
     damages = list(EXPLAIN_DAMAGES)
     points = every(EXPLAIN_SPACE, most=2)
     return [
@@ -1262,7 +1396,9 @@ def explain_space() -> list:
             and damages.index(point["second damage"]) > damages.index(point["damage"])
         )
         and (
-            point["second damage"] == "none" or point["checkpoint"] == "an OrderedDict" and point["None buffer"] == "no"
+            point["second damage"] == "none"
+            or point["checkpoint"] == "an OrderedDict"
+            and point["non-persistent buffers"] == "enc.mask"
         )
     ]
 
@@ -1274,18 +1410,30 @@ def explain_arguments(point: dict) -> tuple:
     head = [("weight", (2, 3), "parameter"), ("bias", (2,), "parameter")]  # a Linear's entries, made faster
     norm = [("scale", (4,), "parameter"), ("shift", (4,), "parameter")]
     spec = ("dict", [("enc", ("leaf", enc)), ("head", ("leaf", head)), ("norm", ("leaf", norm))])
-    inner = explain_build(spec)
-    if point["None buffer"] != "no":
-        inner.enc.register_buffer("gone", None, persistent=False)
     checkpoint = explain_build(spec).state_dict()
     damages = (point["damage"], point["second damage"])
     for damage_name in damages:
         EXPLAIN_DAMAGES[damage_name](checkpoint)
+    first = point["first child"]  # the damages name it enc
+    checkpoint = OrderedDict(
+        (first + key[len("enc") :] if key.startswith("enc.") else key, value) for key, value in checkpoint.items()
+    )
+    inner = explain_build(("dict", [(first, spec[1][0][1]), *spec[1][1:]]))
+    if point["non-persistent buffers"] == "and one holding None":
+        inner[first].register_buffer("gone", None, persistent=False)
+    if point["non-persistent buffers"] == "enc.mask's tensor also head.mask":  # one tensor, two keys
+        inner["head"].register_buffer("mask", inner[first].mask, persistent=False)
+        if "a persistence flip" in damages:  # saved under both keys
+            checkpoint["head.mask"] = torch.zeros(2)
+    if "a model without keys" in damages:
+        inner = nn.Sequential()
     if "a module prefix on the checkpoint" in damages:
         checkpoint = OrderedDict(("module." + key, value) for key, value in checkpoint.items())
     model = nn.DataParallel(inner) if "a module prefix on the model" in damages else inner
-    prefixed = {"a module prefix on the checkpoint", "a module prefix on the model"} & set(damages)
-    return model, dict(checkpoint) if point["checkpoint"] == "a dict" else checkpoint, bool(prefixed)
+    # A key that starts with "module" on either side: rule 1 decides whether a prefix is there, and with it the names
+    # every other finding is compared by.
+    prefixed = any(key.startswith("module") for key in [*model.state_dict(), *checkpoint])
+    return model, dict(checkpoint) if point["checkpoint"] == "a dict" else checkpoint, prefixed
 
 
 # hidden test cell -> {dimension of its generated cases: the values they take, plainest first} (grader.coverage).

@@ -172,6 +172,87 @@ SOLUTION.student(
     breaks={"test_migrate_hidden": 6},
 )
 
+# Builds the result as an instance of the checkpoint's own class: right for a dict and an OrderedDict, but a
+# subclass of either comes back as that subclass, not as one of the two classes.
+MIGRATE_SAME_CLASS = SOLUTION.edited(
+    "migrate_state_dict",
+    """
+-    migrated = OrderedDict(state_dict)  # a new dict: the one we were given stays exactly as it was
++    migrated = type(state_dict)(state_dict)  # a new dict of the same kind
+""",
+)
+
+SOLUTION.student(
+    "migration_same_class",
+    {"migrate_state_dict": MIGRATE_SAME_CLASS},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 6},
+)
+
+# Copies with state_dict.copy(): a dict or an OrderedDict, but OrderedDict.copy() of a subclass returns the subclass.
+MIGRATE_DOT_COPY = SOLUTION.edited(
+    "migrate_state_dict",
+    """
+-    migrated = OrderedDict(state_dict)  # a new dict: the one we were given stays exactly as it was
++    migrated = state_dict.copy()
+""",
+)
+
+SOLUTION.student("migration_dot_copy", {"migrate_state_dict": MIGRATE_DOT_COPY}, (2, 3.33, 0, 0))
+
+# Copies with copy.copy: a dict or an OrderedDict for one of those (its _metadata shared, not changed), but the copy
+# of a class derived from OrderedDict or dict is of that class (rule 6 asks for exactly one of the two).
+MIGRATE_COPY_COPY = SOLUTION.edited(
+    "migrate_state_dict",
+    """
++import copy
++
++
+ def migrate_state_dict(state_dict, prefix, version):
+@@
+-    migrated = OrderedDict(state_dict)  # a new dict: the one we were given stays exactly as it was
++    migrated = copy.copy(state_dict)
+""",
+)
+
+SOLUTION.student(
+    "migration_copy_copy",
+    {"migrate_state_dict": MIGRATE_COPY_COPY},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 6},
+)
+
+# Records the new version in the copy's _metadata: copy.copy shares the caller's _metadata, whose version becomes 3
+# (rule 5); and the copy of a subclass of OrderedDict is of that subclass (rule 6).
+MIGRATE_METADATA_BUMPED = SOLUTION.edited_answer(
+    MIGRATE_COPY_COPY,
+    """
+         migrated.pop(prefix + "steps", None)
++    metadata = getattr(migrated, "_metadata", None)
++    if metadata is not None and prefix[:-1] in metadata:
++        metadata[prefix[:-1]]["version"] = 3  # now in the version-3 layout
+""",
+)
+
+SOLUTION.student("migration_metadata_bumped", {"migrate_state_dict": MIGRATE_METADATA_BUMPED}, (0, 2.67, 0, 0))
+
+# Makes sure a mean is there after a rename step: a checkpoint without running_mean gets a made-up mean of None.
+MIGRATE_MEAN_MADE_UP = SOLUTION.edited(
+    "migrate_state_dict",
+    """
+         if old_key in migrated:
+             migrated[prefix + "mean"] = migrated.pop(old_key)
++        migrated.setdefault(prefix + "mean", None)
+""",
+)
+
+SOLUTION.student(
+    "migration_mean_made_up",
+    {"migrate_state_dict": MIGRATE_MEAN_MADE_UP},
+    (2, 3.33, 0, 0),
+    breaks={"test_migrate_hidden": 1},
+)
+
 # A correct part 1, written as a table of renames (None meaning: drop the key).
 MIGRATE_CORRECT_RENAME_TABLE = '''def migrate_state_dict(state_dict, prefix, version):
     """Return a new dict: state_dict with the keys of the Standardizer at prefix in the version-3 layout."""
@@ -510,6 +591,101 @@ SOLUTION.student(
     {"explain_incompatibility": EXPLAIN_RENAME_ONE_SIDED},
     (0, 0, 2, 3.5),
     breaks={"test_explain_hidden": 4},
+)
+
+# Reports the model-side prefix also for an empty checkpoint: "at least one checkpoint key without it" is forgotten.
+EXPLAIN_MODEL_PREFIX_EMPTY_CHECKPOINT = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
++    elif model_shapes and all_wrapped(model_shapes) and (not checkpoint_shapes or not all_wrapped(checkpoint_shapes)):
+""",
+)
+
+SOLUTION.student(
+    "explain_model_prefix_empty_checkpoint",
+    {"explain_incompatibility": EXPLAIN_MODEL_PREFIX_EMPTY_CHECKPOINT},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
+
+# Reports the model-side prefix when any model key starts with "module.", not all: a child named module is taken for
+# a wrapper.
+EXPLAIN_MODEL_PREFIX_ANY = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    elif model_shapes and all_wrapped(model_shapes) and not all_wrapped(checkpoint_shapes):
++    elif any(key.startswith(wrapper) for key in model_shapes) and not all_wrapped(checkpoint_shapes):
+""",
+)
+
+SOLUTION.student(
+    "explain_model_prefix_any",
+    {"explain_incompatibility": EXPLAIN_MODEL_PREFIX_ANY},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
+
+# Tests the checkpoint-side prefix without its dot: a child named module_list holding every checkpoint key is taken
+# for a wrapper.
+EXPLAIN_PREFIX_WITHOUT_DOT = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    if checkpoint_shapes and all_wrapped(checkpoint_shapes) and not all_wrapped(model_shapes):
++    if checkpoint_shapes and all(key.startswith("module") for key in checkpoint_shapes) and not all(
++        key.startswith("module") for key in model_shapes
++    ):
+""",
+)
+
+SOLUTION.student(
+    "explain_prefix_without_dot",
+    {"explain_incompatibility": EXPLAIN_PREFIX_WITHOUT_DOT},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 1},
+)
+
+# Reads the non-persistent keys from named_buffers(), which gives a tensor registered in two places once: the second
+# key is no non-persistent key, and its saved value is reported unexpected instead of a persistence flip.
+EXPLAIN_NON_PERSISTENT_DEDUPED = SOLUTION.edited(
+    "explain_incompatibility",
+    """
+-    for path, module in model.named_modules(remove_duplicate=False):
+-        for name, buffer in module._buffers.items():
+-            if buffer is not None and name in module._non_persistent_buffers_set:
+-                buffer_shapes[f"{path}.{name}" if path else name] = tuple(buffer.shape)
++    for key, buffer in model.named_buffers():
++        if key not in model_shapes:
++            buffer_shapes[key] = tuple(buffer.shape)
+""",
+)
+
+SOLUTION.student(
+    "explain_non_persistent_deduped",
+    {"explain_incompatibility": EXPLAIN_NON_PERSISTENT_DEDUPED},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 3},
+)
+
+# Returns one module-level empty list whenever nothing is found: two calls return the same list object.
+EXPLAIN_SHARED_EMPTY_LIST = SOLUTION.edited(
+    "explain_incompatibility",
+    """
++NO_FINDINGS = []  # one empty list, made once
++
++
+ def explain_incompatibility(model, state_dict):
+@@
+-    return findings
++    return findings if findings else NO_FINDINGS
+""",
+)
+
+SOLUTION.student(
+    "explain_shared_empty_list",
+    {"explain_incompatibility": EXPLAIN_SHARED_EMPTY_LIST},
+    (0, 0, 2, 3.5),
+    breaks={"test_explain_hidden": 8},
 )
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
