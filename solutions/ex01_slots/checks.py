@@ -81,6 +81,8 @@ SLOT_EXTRAS: dict[str, Callable[[nn.Module], object]] = {
         _backward_hooks_always_called=OrderedDict(),
     ),
     "_compiled_call_impl": lambda module: vars(module).update(_compiled_call_impl=module._call_impl),
+    "containers of the other dict type": lambda module: other_dict_types(module),
+    "a module held as a plain attribute": lambda module: vars(module).update(helper=nn.Linear(2, 2)),
 }
 SLOT_SPACE = {
     "state": ["built", "attributes before super().__init__()", "half-built"],
@@ -95,6 +97,18 @@ def prepend_second(module: nn.Module, kind: str) -> None:
     """Two hooks in one table, the second prepended: the table's order is not the order of its ids."""
     register_hook(module, kind, silent_hook)
     register_hook(module, kind, print, prepend=True)
+
+
+def other_dict_types(module: nn.Module) -> nn.Module:
+    """Every dict container slot of the module holding the other type it may hold (a dict an OrderedDict, an
+    OrderedDict a dict), same entries: rule 3's "exactly the same type as in the original", whichever it is."""
+    state = vars(module)
+    for name in CONTAINERS & set(state):
+        if type(state[name]) is dict:
+            state[name] = OrderedDict(state[name])
+        elif type(state[name]) is OrderedDict:
+            state[name] = dict(state[name])
+    return module
 
 
 def none_entries(module: nn.Module) -> None:
@@ -1049,6 +1063,13 @@ def half_linear(n_slots: int) -> nn.Module:
     return half_built(nn.Linear, SLOT_NAMES[:n_slots], [("in_features", 2), ("cache", {"w": None})], False)
 
 
+def with_helper() -> nn.Module:
+    """nn.Linear(2, 2) holding another nn.Linear as a plain entry of vars (written past __setattr__): not a child."""
+    module = nn.Linear(2, 2)
+    vars(module)["helper"] = nn.Linear(2, 2)
+    return module
+
+
 def copy_kind(copy_sharing_parameters: Callable, make: Callable[[], nn.Module]) -> list:
     """Rule 1: whether the copy is a new object of exactly the module's type, made without a constructor."""
     original = make()
@@ -1257,6 +1278,11 @@ def observe_copy_hidden(ns: dict) -> object:
         fixed(3, "nn.Linear.__new__ with the first twelve slots", case(copy_containers, lambda: half_linear(12))),
         fixed(3, "two hooks in a table, the second prepended: same order", case(copy_containers, prepended)),
         fixed(3, "children left, right, missing (None): same order", case(copy_containers, lambda: Pair(nn.Tanh()))),
+        fixed(
+            3,
+            "every dict container slot of the other type (_modules an OrderedDict, the hook tables dicts)",
+            case(copy_containers, lambda: other_dict_types(nested_tree())),
+        ),
         fixed(4, "nn.Linear: weight and bias", case(copy_registered, lambda: nn.Linear(2, 2))),
         fixed(4, "nn.Linear without bias (bias is None)", case(copy_registered, lambda: nn.Linear(2, 2, bias=False))),
         fixed(4, "nn.BatchNorm1d in eval mode: its buffers", case(copy_registered, batch_norm)),
@@ -1269,6 +1295,7 @@ def observe_copy_hidden(ns: dict) -> object:
         fixed(7, "user attributes: a dict, a set, a list, a tensor...", case(copy_others, Holder)),
         fixed(7, "eval mode and a full backward hook", case(copy_others, lambda: in_eval(with_full_backward_hook()))),
         fixed(7, "attributes set before super().__init__()", case(copy_others, early_module)),
+        fixed(7, "a module held as a plain attribute (not in _modules)", case(copy_others, with_helper)),
         fixed(8, "nn.Linear with hooks in every table", case(copy_leaves_original, hooked)),
         fixed(8, "one module in three places", case(copy_leaves_original, shared_tree)),
         fixed(8, "user attributes of every kind", case(copy_leaves_original, Holder)),

@@ -316,8 +316,8 @@ COPY_FORGETS_SHARED_SUBMODULE = SOLUTION.edited_answer(
 @@
 -        if name in vars(nn.Module()) and isinstance(value, (dict, set)):
 +        if name == "_modules":
-+            value = {key: None if child is None else copy_sharing_parameters(child)
-+                     for key, child in value.items()}
++            value = type(value)((key, None if child is None else copy_sharing_parameters(child))
++                                for key, child in value.items())
 +        elif name in containers:
 ''',
 )
@@ -347,8 +347,8 @@ def copy_sharing_parameters(module, memo=None):
     slots = vars(nn.Module())
     for name, value in list(vars(clone).items()):
         if name == "_modules":
-            vars(clone)[name] = {key: None if child is None else copy_sharing_parameters(child, memo)
-                                 for key, child in value.items()}
+            vars(clone)[name] = type(value)((key, None if child is None else copy_sharing_parameters(child, memo))
+                                            for key, child in value.items())
         elif name in slots and isinstance(value, (dict, set)):
             vars(clone)[name] = type(value)(value)
     return clone
@@ -379,7 +379,8 @@ COPY_SHARES_FLAG_TABLES = '''def copy_sharing_parameters(module):
             done[id(original)] = clone
             for name, value in vars(original).items():
                 if name == "_modules":
-                    value = {key: None if child is None else copy_one(child) for key, child in value.items()}
+                    value = type(value)((key, None if child is None else copy_one(child))
+                                        for key, child in value.items())
                 elif name in to_copy:
                     value = type(value)(value)
                 vars(clone)[name] = value
@@ -409,8 +410,8 @@ COPY_MUTABLE_DEFAULT_MEMO = SOLUTION.edited_answer(
 @@
 -        if name in vars(nn.Module()) and isinstance(value, (dict, set)):
 +        if name == "_modules":
-+            value = {key: None if child is None else copy_sharing_parameters(child, copies)
-+                     for key, child in value.items()}
++            value = type(value)((key, None if child is None else copy_sharing_parameters(child, copies))
++                                for key, child in value.items())
 +        elif name in vars(nn.Module()) and isinstance(value, (dict, set)):
 ''',
 )
@@ -431,8 +432,8 @@ _COPY_RIGHT = '''def copy_sharing_parameters(module, _memo=None):
     slots = vars(nn.Module())
     for name, value in vars(module).items():
         if name == "_modules":
-            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
-                     for key, child in value.items()}
+            value = type(value)((key, None if child is None else copy_sharing_parameters(child, _memo))
+                                for key, child in value.items())
         elif name in slots and isinstance(value, (dict, set)):
             value = type(value)(value)
         vars(clone)[name] = value
@@ -492,7 +493,7 @@ COPY_DEEPCOPIES_REGISTRIES = SOLUTION.edited_answer(
 +
  def copy_sharing_parameters(module, _memo=None):
 @@
-                      for key, child in value.items()}
+                                 for key, child in value.items())
 +        elif name in ("_parameters", "_buffers"):
 +            value = copy.deepcopy(value)
 """,
@@ -584,6 +585,62 @@ SOLUTION.student(
     breaks={"test_copy_hidden": 8},
 )
 
+# Rebuilds _modules as a plain dict: right while _modules is a dict (torch 2), but a module whose _modules is an
+# OrderedDict (older code, an unpickled torch 1 model) gets a plain dict back (review 30, w_p2_modules_plain_dict).
+COPY_MODULES_AS_PLAIN_DICT = SOLUTION.edited(
+    "copy_sharing_parameters",
+    """
+-                value = type(value)(
++                value = dict(
+""",
+)
+
+SOLUTION.student(
+    "copy_modules_as_plain_dict",
+    {"copy_sharing_parameters": COPY_MODULES_AS_PLAIN_DICT},
+    (0, 0, 2, 3.5),
+    breaks={"test_copy_hidden": 3},
+)
+
+# Copies a module held as a plain entry of vars (not registered in _modules) as if it were a child: the copy holds
+# a copy of it instead of the very object (review 30, w_p2_copy_plain_module_attr; rule 7).
+COPY_PLAIN_MODULE_ATTRIBUTE = SOLUTION.edited(
+    "copy_sharing_parameters",
+    """
+                 value = type(value)(value)  # a new dict / OrderedDict / set, same entries, same order
++            elif isinstance(value, nn.Module):
++                value = copy_one(value)
+""",
+)
+
+SOLUTION.student(
+    "copy_plain_module_attribute",
+    {"copy_sharing_parameters": COPY_PLAIN_MODULE_ATTRIBUTE},
+    (0, 0, 2, 3.5),
+    breaks={"test_copy_hidden": 7},
+)
+
+# A correct part 2: the memo filled only once the module's entries are copied. Within the contract (the tree has no
+# cycle), a shared submodule is still copied once; a module registered inside its own subtree would recurse forever,
+# as state_dict() and repr() do on it (review 30, w_p2_memo_after_children).
+COPY_CORRECT_MEMO_AFTER_CHILDREN = SOLUTION.edited(
+    "copy_sharing_parameters",
+    """
+         clone = object.__new__(cls)  # no __init__: nothing added, no constructor arguments needed
+-        copies[id(original)] = clone
+@@
+             state[name] = value
++        copies[id(original)] = clone
+         return clone
+""",
+)
+
+SOLUTION.student(
+    "copy_correct_memo_after_children",
+    {"copy_sharing_parameters": COPY_CORRECT_MEMO_AFTER_CHILDREN},
+    (0, 0, 2, 4),
+)
+
 # A correct part 2: recursion with the memo passed along as an extra keyword argument.
 COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(
     _COPY_RIGHT,
@@ -595,11 +652,7 @@ COPY_CORRECT_RECURSIVE = SOLUTION.edited_answer(
 -    slots = vars(nn.Module())
 +    fresh = vars(nn.Module())
 @@
--            value = {key: None if child is None else copy_sharing_parameters(child, _memo)
--                     for key, child in value.items()}
 -        elif name in slots and isinstance(value, (dict, set)):
-+            value = type(value)((key, None if child is None else copy_sharing_parameters(child, _memo))
-+                                for key, child in value.items())
 +        elif name in fresh and isinstance(fresh[name], (dict, set)):
 """,
 )

@@ -118,6 +118,10 @@ class Shadowing(Demo):
     kind = "shadowed"
 
 
+class Inherits(Demo):
+    """A subclass of Demo that defines nothing: its properties, methods and class attributes are a base class's."""
+
+
 DEMO_CLASS_NAMES = ["level", "kind", "helper", "forward", "scale_factor", "extra_repr", "dump_patches"]
 NAME_POOL = ["alpha", "beta", "gamma", "mean", "stats", "head", "body", "note", "cache", "table", "gain", "shift"]
 EXISTING_KINDS = [
@@ -282,18 +286,18 @@ def decision(got: object) -> object:
     return plain(got)
 
 
-def demo(*existing: tuple[str, str]) -> Demo:
-    """A fresh Demo holding the names given, each of the kind given (EXISTING_KINDS)."""
-    module = Demo()
+def demo(*existing: tuple[str, str], cls: type[Demo] = Demo) -> Demo:
+    """A fresh Demo (or subclass) holding the names given, each of the kind given (EXISTING_KINDS)."""
+    module = cls()
     rng = random.Random(0)
     for name, kind in existing:
         add_existing(module, name, kind, rng)
     return module
 
 
-def half_demo(**attributes: object) -> Demo:
-    """A Demo whose __init__ never ran, with these plain attributes."""
-    module = Demo.__new__(Demo)
+def half_demo(cls: type[Demo] = Demo, **attributes: object) -> Demo:
+    """A Demo (or subclass) whose __init__ never ran, with these plain attributes."""
+    module = cls.__new__(cls)
     vars(module).update(attributes)
     return module
 
@@ -480,6 +484,9 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(2, "a Parameter on a method's name", decides(demo, "helper", param)),
             fixed(2, "a Parameter on a property's name", decides(demo, "level", param)),
             fixed(2, "a Parameter on a class attribute's name", decides(demo, "scale_factor", param)),
+            fixed(2, "a Parameter on a base class's property", decides(Inherits, "kind", param)),
+            fixed(2, "a Parameter on a name only the metaclass has (type.mro)", decides(demo, "mro", param)),
+            fixed(2, "a Parameter on __name__ (the class's, not the instance's)", decides(demo, "__name__", param)),
             fixed(2, "a Parameter on a dotted name", decides(demo, "a.b", param)),
             fixed(2, "a Parameter on the empty name", decides(demo, "", param)),
             fixed(2, "a non-leaf Parameter on a new name", decides(demo, "fresh", non_leaf)),
@@ -558,6 +565,9 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(6, "a property with a setter", decides(demo, "level", three)),
             fixed(6, "a property without a setter", decides(demo, "kind", three)),
             fixed(6, "None on a property without a setter", decides(demo, "kind", nothing)),
+            fixed(6, "a base class's property without a setter", decides(Inherits, "kind", three)),
+            fixed(6, "a base class's property with a setter", decides(Inherits, "level", three)),
+            fixed(6, "a name only the metaclass has (type.mro)", decides(demo, "mro", three)),
             fixed(
                 6,
                 "a class attribute of a subclass hides a base class's property without a setter",
@@ -617,6 +627,9 @@ PREDICT_HELD = {  # what the name is: (the name, what Demo holds under it: EXIST
     "a property with a setter": ("level", None),
     "a property without a setter": ("kind", None),
     "a class attribute": ("scale_factor", None),
+    "a base class's property without a setter": ("kind", None),
+    "a base class's method": ("helper", None),
+    "a name only the metaclass has (type.mro)": ("mro", None),
     "a dotted name": ("a.b", None),
     "the empty name": ("", None),
 }
@@ -634,6 +647,9 @@ PREDICT_VALUES = {
 PREDICT_SPACE = {"module": ["built", "half-built"], "name": list(PREDICT_HELD), "value": list(PREDICT_VALUES)}
 HALF_BUILT_HOLDS = ("nothing", "a plain attribute", "a plain tensor attribute", "a method", "a property with a setter")
 HALF_BUILT_HOLDS += ("a property without a setter", "a class attribute", "a dotted name", "the empty name")
+HALF_BUILT_HOLDS += ("a base class's property without a setter", "a base class's method")
+HALF_BUILT_HOLDS += ("a name only the metaclass has (type.mro)",)
+INHERITED_HOLDS = ("a base class's property without a setter", "a base class's method")  # on Inherits, not Demo
 
 
 def predict_space() -> list:
@@ -647,10 +663,11 @@ def predict_space() -> list:
 def predict_arguments(point: dict) -> tuple:
     """A generated case's module, name and value."""
     name, kind = PREDICT_HELD[point["name"]]
+    cls = Inherits if point["name"] in INHERITED_HOLDS else Demo
     if point["module"] == "built":
-        module = demo(*([(name, kind)] if kind else []))
+        module = demo(*([(name, kind)] if kind else []), cls=cls)
     else:
-        module = half_demo(**({name: 3 if kind == "plain attribute" else torch.zeros(2)} if kind else {}))
+        module = half_demo(cls, **({name: 3 if kind == "plain attribute" else torch.zeros(2)} if kind else {}))
     return module, name, PREDICT_VALUES[point["value"]]()
 
 
@@ -1086,12 +1103,20 @@ def observe_find_hidden(ns: dict) -> object:
         def observe() -> object:
             got = find(make())
             strings = type(got) is list and all(type(name) is str for name in got)
-            return {
+            seen = {
                 "exactly a list": type(got) is list,
                 "of str": strings,
                 "sorted": strings and got == sorted(got),
                 "how many": len(got) if strings else None,
             }
+            if type(got) is list:
+                marker = object()
+                list.append(got, marker)  # what a caller may do with its own list
+                again = find(make())
+                seen["a new list on every call, which a caller's edit of an earlier one does not reach"] = (
+                    again is not got and not (type(again) is list and any(item is marker for item in again))
+                )
+            return seen
 
         return observe
 

@@ -333,6 +333,42 @@ SOLUTION.student(
     breaks={"test_predict_setattr_hidden": 6},
 )
 
+# Looks for the property on the module's own class only: a read-only property inherited from a base class is
+# predicted to be "attribute", but object.__setattr__ finds it through the MRO and raises AttributeError (review 30,
+# w_p1_property_own_class_only; rule 6).
+PREDICT_PROPERTY_OWN_CLASS_ONLY = SOLUTION.edited(
+    "predict_setattr",
+    """
+-    for klass in type(module).__mro__:
++    for klass in type(module).__mro__[:1]:
+""",
+)
+
+SOLUTION.student(
+    "predict_property_own_class_only",
+    {"predict_setattr": PREDICT_PROPERTY_OWN_CLASS_ONLY},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 6},
+)
+
+# Asks hasattr(type(module), name) whether the class supplies the name: that also finds what the metaclass `type`
+# gives the class (`mro`, `__name__`), which an instance does not have, so a Parameter there is predicted KeyError
+# instead of "parameter" (review 30, w_p1_hasattr_on_type; rule 2).
+PREDICT_HASATTR_ON_TYPE = SOLUTION.edited(
+    "predict_setattr",
+    """
+-        if name not in params and on_class(name):
++        if name not in params and hasattr(type(module), name):
+""",
+)
+
+SOLUTION.student(
+    "predict_hasattr_on_type",
+    {"predict_setattr": PREDICT_HASATTR_ON_TYPE},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 2},
+)
+
 # Right predictions, but mimics the Parameter branch's clearing on the module itself: a Parameter
 # assigned over a plain attribute, a buffer or a submodule removes that entry from the real module.
 PREDICT_CLEARS_FOR_REAL = SOLUTION.edited(
@@ -366,7 +402,7 @@ PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
             current = "submodule"
         elif name in state["_buffers"]:
             current = "non-persistent buffer" if name in state["_non_persistent_buffers_set"] else "buffer"
-    from_class = hasattr(type(module), name)
+    from_class = any(name in vars(klass) for klass in type(module).__mro__)
     bad_name = name == "" or "." in name
 
     if isinstance(value, nn.Parameter):
@@ -932,5 +968,33 @@ for _student, _answer in (
     ("predict_on_twin_from_source", PREDICT_ON_TWIN_FROM_SOURCE),
 ):
     SOLUTION.student(_student, {"predict_setattr": _answer}, (0, 0, 0, 0), breaks={"test_predict_setattr_hidden": 8})
+
+# Keeps one module-level list, cleared and refilled on every call: each call returns that same list, so a caller who
+# keeps or edits one result sees it change (review 30, w_p2_global_list; rule 1's "a new list").
+FIND_ONE_GLOBAL_LIST = SOLUTION.edited(
+    "find_unregistered_tensors",
+    """
+-def find_unregistered_tensors(module):
++FOUND = []  # one list for every call
++
++
++def find_unregistered_tensors(module):
+@@
+-    found = []
++    found = FOUND
++    found.clear()
+@@
+-    return sorted(found)
++    found.sort()
++    return found
+""",
+)
+
+SOLUTION.student(
+    "find_one_global_list",
+    {"find_unregistered_tensors": FIND_ONE_GLOBAL_LIST},
+    (0, 0, 2, 3.43),
+    breaks={"test_find_unregistered_tensors_hidden": 1},
+)
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -4,8 +4,10 @@ models of each test cell (fixed and seeded cases), recorded case by case."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
 from random import Random
 
+import numpy
 import torch
 from torch import nn
 from torch.nn.modules.batchnorm import _NormBase
@@ -357,6 +359,11 @@ def modes_fixed(module_modes: object) -> list:
         fixed(4, "the flag torch.tensor(True) on '1.1.0' raises TypeError", raising(torch.tensor(True))),
         fixed(
             4,
+            "the flag numpy.bool_(True) (what x > 0.5 gives on numpy values) on '1.1.0' raises TypeError",
+            raising(numpy.bool_(True)),
+        ),
+        fixed(
+            4,
             "a Parameter assigned as the flag of '1.0' raises TypeError",
             raising(nn.Parameter(torch.ones(())), "1.0"),
         ),
@@ -414,6 +421,7 @@ MODES_FLAGS = {
     "None": lambda: None,
     "a one-element tensor": lambda: torch.tensor(True),
     "a many-element tensor": lambda: torch.tensor([True, False]),
+    "numpy.bool_(True)": lambda: numpy.bool_(True),
     "a Parameter": lambda: nn.Parameter(torch.ones(())),
 }
 MODES_PLACES = {
@@ -680,6 +688,28 @@ class NormCountsTrain(nn.BatchNorm1d):
         return super().train(mode)
 
 
+@contextmanager
+def base_train_calls() -> Callable:
+    """While the block runs, every call of nn.Module.train and nn.Module.eval themselves (not only an override) is
+    recorded as "<class>.train(mode)" / "<class>.eval()"; both are restored after it."""
+    calls: list[str] = []
+    train, evaluate = nn.Module.train, nn.Module.eval
+
+    def watched_train(self: nn.Module, mode: bool = True) -> nn.Module:
+        calls.append(f"{type(self).__name__}.train({mode!r})")
+        return train(self, mode)
+
+    def watched_eval(self: nn.Module) -> nn.Module:
+        calls.append(f"{type(self).__name__}.eval()")
+        return evaluate(self)
+
+    nn.Module.train, nn.Module.eval = watched_train, watched_eval
+    try:
+        yield calls
+    finally:
+        nn.Module.train, nn.Module.eval = train, evaluate
+
+
 def registered(model: nn.Module) -> dict:
     """The registered modules of a case by name, taken before the call (the submission may change what modules()
     yields)."""
@@ -900,6 +930,15 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
 
         return run
 
+    def base_calls(build):
+        def run():
+            model = build()
+            with base_train_calls() as calls:
+                train_with_frozen_norm_stats(model)
+            return {"the calls of nn.Module.train() and eval() themselves": calls}
+
+        return run
+
     def parameter_flag(build, path):
         def run():
             model = build()
@@ -914,7 +953,7 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
             else:
                 happened = ["returns"]
             return {
-                "what the call does": happened,
+                "what the call does (a TypeError, raised before any flag changes)": happened,
                 "each module keeps its flag": {
                     name: flag_object(module) is before[name] for name, module in modules.items()
                 },
@@ -942,6 +981,11 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
         fixed(2, "LayerNorm, GroupNorm, RMSNorm and LocalResponseNorm train", flags(never_keeping)),
         fixed(2, "flags assigned by hand (1, 'yes', None, 0, 'False', a tensor) become real bools", flags(by_hand)),
         fixed(2, "a BatchNorm1d registered under two parents is frozen", flags(shared_norm)),
+        fixed(
+            2,
+            "track_running_stats set to 1 and to 0 (ints from a config): frozen, training",
+            flags(lambda: nn.Sequential(tracking(1), tracking(0), nn.Dropout(0.5)).eval()),
+        ),
         fixed(2, "a child registered as None is skipped", flags(none_child)),
         fixed(
             2, "a plain module with running_mean and track_running_stats, not a _NormBase, trains", flags(look_alike)
@@ -990,6 +1034,12 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
             "a BatchNorm1d subclass that overrides train(): not called",
             calls(lambda: nn.Sequential(NormCountsTrain(2))),
         ),
+        fixed(
+            6,
+            "a leaf BatchNorm1d: nn.Module.train() and eval() themselves are not called either",
+            base_calls(flat),
+        ),
+        fixed(6, "a nested model: nn.Module.train() and eval() are not called on any module", base_calls(nested)),
         fixed(
             7,
             "a Parameter as the flag of the BatchNorm1d at '1.1.0': TypeError, no flag changed",
@@ -1090,6 +1140,14 @@ def running_mean_dropped() -> nn.Module:
     return layer
 
 
+def tracking(flag: object) -> nn.Module:
+    """A BatchNorm1d whose track_running_stats is `flag` (an int read from a config, say): stat-keeping exactly when
+    the contract's condition, evaluated as Python, is true."""
+    layer = nn.BatchNorm1d(2)
+    layer.track_running_stats = flag
+    return layer
+
+
 def look_alike() -> nn.Module:
     """A plain module with a running_mean buffer and track_running_stats: not a _NormBase, so not frozen."""
     module = nn.Module()
@@ -1114,6 +1172,8 @@ FROZEN_LAYERS = {
     "a look-alike": look_alike,
     "BatchNorm1d with statistics switched off later": statistics_switched_off,
     "BatchNorm1d with running_mean set to None": running_mean_dropped,
+    "BatchNorm1d with track_running_stats 1": lambda: tracking(1),
+    "BatchNorm1d with track_running_stats 0": lambda: tracking(0),
 }
 FROZEN_FLAGS = {
     "True": lambda: True,
@@ -1161,10 +1221,11 @@ def frozen_space_case(train_with_frozen_norm_stats: object, point: dict) -> dict
     modules = registered(model)
     inside = inside_norm_layers(model)
     after = kept_state({**modules, "the layer in a plain list": layer} if unregistered else modules)
-    try:
-        outcome = {"returns": {"rule 1: the model itself": train_with_frozen_norm_stats(model) is model}}
-    except Exception as error:  # noqa: BLE001
-        outcome = {"raises": kind_of(error)}
+    with base_train_calls() as calls:
+        try:
+            outcome = {"returns": {"rule 1: the model itself": train_with_frozen_norm_stats(model) is model}}
+        except Exception as error:  # noqa: BLE001
+            outcome = {"raises": kind_of(error)}
     flags = flags_of(modules)
     # rule 7's TypeError, but not on a module left alone (rule 4)
     parameter = point["flag before"] in ("a Parameter", "a Parameter then None")
@@ -1175,6 +1236,7 @@ def frozen_space_case(train_with_frozen_norm_stats: object, point: dict) -> dict
         if unregistered
         else None,
         "rule 5: every module's other attributes, parameters and buffers": after(),
+        "rule 6: the calls of nn.Module.train() and eval()": calls,
     }
     if parameter and not unregistered:
         return {f"rule 7: {label[len('rule k: ') :]}": value for label, value in seen.items()}
@@ -1234,6 +1296,6 @@ CLAUSES = {
         4: "unregistered modules left alone",
         5: "nothing else changes",
         6: "no train() or eval() called",
-        7: "a Parameter flag: TypeError before changing anything",
+        7: "a flag registered as a parameter ('training' in m._parameters, even None): TypeError before any change",
     },
 }

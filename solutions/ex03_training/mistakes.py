@@ -213,6 +213,23 @@ SOLUTION.student(
     breaks={"test_module_modes_hidden": 4},
 )
 
+# Admits every type named "bool" or "bool_": numpy.bool_(True), what `x > 0.5` gives on numpy values, passes as a
+# flag (review 30, w_p1_accepts_numpy_bool; rule 4: `type(flag) is not bool` raises).
+MODES_ACCEPTS_NUMPY_BOOL = SOLUTION.edited_answer(
+    _MODES_RIGHT,
+    """
+-        if type(module.training) is not bool:
++        if type(module.training).__name__ not in ("bool", "bool_"):
+""",
+)
+
+SOLUTION.student(
+    "modes_accepts_numpy_bool",
+    {"module_modes": MODES_ACCEPTS_NUMPY_BOOL},
+    (2, 3.33, 0, 0),
+    breaks={"test_module_modes_hidden": 4},
+)
+
 # Reports a bad flag with the right TypeError, but first "repairs" it to False so the model stays usable:
 # the model is changed (and a Parameter flag makes the repair itself raise).
 MODES_REPAIRS_BEFORE_RAISING = SOLUTION.edited(
@@ -554,7 +571,8 @@ SOLUTION.student(
 
 # Decides stat-keeping by the running_mean buffer instead of track_running_stats: a BatchNorm whose
 # track_running_stats was switched off later is frozen, one whose running_mean was set to None trains. The wrong
-# flag shows under rule 2, and under rule 3 where the layer is a norm layer's own submodule.
+# flag shows under rule 2 (a fixed case too: track_running_stats set to 0 with the buffers kept), and under rule 3
+# where the layer is a norm layer's own submodule.
 FROZEN_BY_RUNNING_MEAN = SOLUTION.edited_answer(
     _FROZEN_RIGHT,
     """
@@ -567,7 +585,6 @@ SOLUTION.student(
     "frozen_by_running_mean",
     {"train_with_frozen_norm_stats": FROZEN_BY_RUNNING_MEAN},
     (0, 0, 2, 2.86),
-    generated_only=("test_frozen_hidden",),
 )
 
 # Pre-checks with isinstance(flag, nn.Parameter): a "training" entry of _parameters that holds None is missed, and
@@ -604,6 +621,45 @@ SOLUTION.student(
     {"train_with_frozen_norm_stats": FROZEN_SETS_BEFORE_CHECKING},
     (0, 0, 2, 3.43),
     breaks={"test_frozen_hidden": 7},
+)
+
+# Freezes a norm layer only when track_running_stats is the object True: a layer whose track_running_stats is 1 (an
+# int read from a config) trains, though the contract's condition, evaluated as Python, is true (review 30,
+# w_p2_track_is_true; rule 2).
+FROZEN_TRACK_IS_TRUE = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
+-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
++        module.training = not (isinstance(module, _NormBase) and module.track_running_stats is True)
+""",
+)
+
+SOLUTION.student(
+    "frozen_track_is_true",
+    {"train_with_frozen_norm_stats": FROZEN_TRACK_IS_TRUE},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 2},
+)
+
+# Calls the base method nn.Module.train(layer, False) on a leaf norm layer, not its override: the flags come out
+# right, but rule 6 forbids calling train() or eval(), nn.Module's own included (review 30, w_p2_base_train_leaf).
+FROZEN_BASE_TRAIN_ON_LEAVES = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
+-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
++        frozen = isinstance(module, _NormBase) and module.track_running_stats
++        if frozen and not module._modules:
++            nn.Module.train(module, False)
++        else:
++            module.training = not frozen
+""",
+)
+
+SOLUTION.student(
+    "frozen_base_train_on_leaves",
+    {"train_with_frozen_norm_stats": FROZEN_BASE_TRAIN_ON_LEAVES},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 6},
 )
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
