@@ -1375,6 +1375,23 @@ def traversal_cases(mini_module: type) -> list:
         vars(child)["_modules"][".b"] = make_twins(mini_module, [])[0]
         return pairs_loose(root.named_modules(), labels_of(root))
 
+    def empty_key():
+        """The name named_modules() gives each module of a tree whose root has a child under the key ''."""
+        root, child, b, empty = (make_twins(mini_module, [])[0] for _ in range(4))
+        vars(root)["_modules"][""] = child
+        vars(child)["_modules"]["b"] = b
+        vars(child)["_modules"][""] = empty
+        which = {
+            id(root): "the root",
+            id(child): "the root's child ''",
+            id(b): "its child 'b'",
+            id(empty): "its child ''",
+        }
+        named: dict = {}
+        for name, label in pairs_loose(root.named_modules(), which):  # any kind of pair: its type is rule 1's
+            named.setdefault(label, []).append(name)
+        return {"the names each module is given": named}
+
     return [
         fixed(
             1,
@@ -1387,6 +1404,12 @@ def traversal_cases(mini_module: type) -> list:
         fixed(1, "named_buffers() gives (str, tensor) tuples", types_of("named_buffers", TRAVERSAL_TREES["buffers"])),
         fixed(2, "a root alone: only ('', root)", one_call(mini_module, [], "named_modules")),
         fixed(2, "keys starting with a dot ('.a' under the root, '.b' under it): used as they are", dotted_keys),
+        fixed(
+            2,
+            "a key '' under the root, with children 'b' and '' of its own: named '', then 'b' and '' (a parent named ''"
+            " gives just the key)",
+            empty_key,
+        ),
         fixed(
             2,
             "a deep tree: pre-order, depth first, dotted names, None skipped",

@@ -1275,4 +1275,22 @@ SOLUTION.student(
     breaks={"test_state_dict_hidden": 5},
 )
 
+# Joins with a dot below the root whatever the parent's name: under a key "" of the root, a child "b" is named ".b",
+# where nn.Module (and rule 2) gives just the key when the parent's name is "" (a review).
+SOLUTION.student(
+    "traversal_dot_by_depth",
+    {
+        **SOLUTION.cells,
+        "traversal": SOLUTION.edited(
+            "traversal",
+            """
+-                    yield from walk(child, f"{prefix}.{key}" if prefix else key)
++                    yield from walk(child, key if module is self else f"{prefix}.{key}")
+""",
+        ),
+    },
+    (2, 4, 2, 3.43, 2, 4, 2, 4),
+    breaks={"test_traversal_hidden": 2},
+)
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
