@@ -289,7 +289,8 @@ SOLUTION.student(
     breaks={"test_strip_hooks_hidden": 3},
 )
 
-# A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
+# A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy (rule 2 puts
+# hooks that copy.deepcopy refuses, such as a bound method of an object holding a Lock, out of scope; a review).
 STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
     """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
     clean = copy.deepcopy(model)
