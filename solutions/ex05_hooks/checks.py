@@ -8,7 +8,8 @@ import functools
 import pickle
 import random
 import warnings
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -507,6 +508,34 @@ class TopTwo(nn.Module):
         return (x * 3).topk(2)
 
 
+Split = namedtuple("Split", "low high")  # a named tuple made with collections.namedtuple
+
+
+class Halves(NamedTuple):
+    """A named tuple made with typing.NamedTuple."""
+
+    low: torch.Tensor
+    high: object
+
+
+class Splits(nn.Module):
+    """Returns a collections.namedtuple Split(tensor, tensor)."""
+
+    def forward(self, x: torch.Tensor) -> tuple:
+        return Split(x * 2, x.tanh())
+
+
+class Halved(nn.Module):
+    """Returns a typing.NamedTuple Halves(tensor, [tensor, None])."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> tuple:
+        return Halves(self.linear(x), [x * 3, None])
+
+
 class Parallel(nn.Module):
     """One submodule called twice in one forward pass, on two inputs, neither call feeding the other."""
 
@@ -617,22 +646,27 @@ def hook_returns(record_activations: object, model: nn.Module, names: object, x:
     return {"what the block's hook returns": returned}
 
 
-def entry_memory(record_activations: object, x: torch.Tensor) -> dict:
-    """Rule 3: a tensor entry is output.detach(), a new tensor sharing the output's memory (no copy); the output is
-    caught by a forward hook of the model's own, which runs before the block's."""
+def entry_memory(record_activations: object, x: torch.Tensor, grad: bool = True) -> dict:
+    """Rule 3: a tensor entry is output.detach(), a new tensor object sharing the output's memory (no copy) and its
+    version counter (an in-place change of the output afterwards shows in the entry's _version), also for a forward
+    under no_grad (without `grad`); the output is caught by a forward hook of the model's own, which runs first."""
     model = nn.Sequential(nn.Linear(2, 3))
     outputs: list = []
     model[0].register_forward_hook(lambda module, args, output: outputs.append(output) and None)
-    with record_activations(model, ["0"]) as records:
+    with record_activations(model, ["0"]) as records, torch.set_grad_enabled(grad):
         model(x)
     first = records["0"][0] if type(records) is dict and type(records.get("0")) is list and records["0"] else None
     if not isinstance(first, torch.Tensor):
         return {"the entry": kind_of(first)}
     output = outputs[0]
-    return {
-        "a new tensor": first is not output,
+    seen = {
+        "a new tensor object": first is not output,
         "the output's memory": first.untyped_storage().data_ptr() == output.untyped_storage().data_ptr(),
     }
+    with torch.no_grad():
+        output.add_(1)
+    seen["the output's version counter"] = first._version == output._version
+    return seen
 
 
 def record_leaving(
@@ -761,6 +795,11 @@ def record_fixed(record_activations: object) -> list:
         ),
         fixed(
             3,
+            "a forward under torch.no_grad(): the entry is still output.detach(), a new tensor object, not the output",
+            fresh(lambda: entry_memory(ra, x(3, 2), grad=False)),
+        ),
+        fixed(
+            3,
             "an LSTM's nested (output, (h, c)) becomes a tuple holding a tensor and a tuple, all detached",
             fresh(lambda: recorded(ra, lstm_model(), ["0"], [x(4, 1, 2, requires_grad=True)])),
         ),
@@ -778,6 +817,16 @@ def record_fixed(record_activations: object) -> list:
             3,
             "a named tuple (torch.return_types.topk) becomes a plain tuple",
             fresh(lambda: recorded(ra, nn.Sequential(nn.Linear(3, 3), TopTwo()), ["1"], [x(2, 3, requires_grad=True)])),
+        ),
+        fixed(
+            3,
+            "a collections.namedtuple Split(tensor, tensor) becomes a plain tuple",
+            fresh(lambda: recorded(ra, nn.Sequential(nn.Linear(2, 2), Splits()), ["1"], [x(3, 2, requires_grad=True)])),
+        ),
+        fixed(
+            3,
+            "a typing.NamedTuple Halves(tensor, [tensor, None]) becomes a plain tuple holding a plain tuple",
+            fresh(lambda: recorded(ra, nn.Sequential(Halved()), ["0"], [x(3, 2, requires_grad=True)])),
         ),
         fixed(
             3,
@@ -901,7 +950,9 @@ RECORD_OUTPUTS = {
     "a tensor": nn.Tanh,
     "a tuple holding a list": lambda: Pair(nn.Tanh(), nn.Linear(2, 2)),
     "an LSTM cell's tuple": lambda: nn.LSTMCell(2, 2),
-    "a named tuple": TopTwo,
+    "a named tuple (torch.return_types.topk)": TopTwo,
+    "a collections.namedtuple": Splits,
+    "a typing.NamedTuple": Halved,
     "a list": Listed,
     "a dict": Keyed,
 }

@@ -289,7 +289,8 @@ SOLUTION.student(
     breaks={"test_strip_hooks_hidden": 3},
 )
 
-# A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy.
+# A correct part 2, the straightforward way: deep copy, then empty every table of every module of the copy (rule 2 puts
+# hooks that copy.deepcopy refuses, such as a bound method of an object holding a Lock, out of scope; a review).
 STRIP_CORRECT_DEEPCOPY_THEN_CLEAR = '''def strip_hooks(model):
     """Return a deep copy of model with no hook in any of its modules; model itself is not changed."""
     clean = copy.deepcopy(model)
@@ -803,4 +804,57 @@ SOLUTION.student(
     breaks={"test_grad_norm_monitor_hidden": 2},
 )
 
+# Keeps a collections.namedtuple (or typing.NamedTuple) output as its own class, rebuilt from its converted items:
+# rule 3 turns every tuple subclass into a plain tuple (torch.return_types.topk, which has no _fields, alike).
+SOLUTION.student(
+    "record_keeps_namedtuple_class",
+    _with_solution(
+        record_activations=SOLUTION.edited(
+            "record_activations",
+            """
+-            return tuple(safe(item) for item in value)
++            items = [safe(item) for item in value]
++            return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+""",
+        )
+    ),
+    (2, 3.2, 2, 4, 2, 4),
+    breaks={"test_record_activations_hidden": 3},
+)
+
+# Detaches only an output that requires grad: after a forward under torch.no_grad() the entry is the output object
+# itself, where rule 3 asks for output.detach() (a new tensor object) always.
+SOLUTION.student(
+    "record_skips_detach_without_grad",
+    _with_solution(
+        record_activations=SOLUTION.edited(
+            "record_activations",
+            """
+-            return value.detach()  # same values, out of the graph
++            return value.detach() if value.requires_grad else value
+""",
+        )
+    ),
+    (2, 3.2, 2, 4, 2, 4),
+    breaks={"test_record_activations_hidden": 3},
+)
+
+# Stores output.data: the same values in the same memory, out of the graph, but with a version counter of its own
+# (an in-place change of the output later leaves the entry's _version behind), where rule 3 asks for output.detach().
+SOLUTION.student(
+    "record_data_not_detach",
+    _with_solution(
+        record_activations=SOLUTION.edited(
+            "record_activations",
+            """
+-            return value.detach()  # same values, out of the graph
++            return value.data
+""",
+        )
+    ),
+    (2, 3.2, 2, 4, 2, 4),
+    breaks={"test_record_activations_hidden": 3},
+)
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
+GENERATED_ONLY = SOLUTION.generated_only

@@ -8,7 +8,7 @@ import sys
 import types
 import warnings
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 from torch import nn
@@ -1375,6 +1375,23 @@ def traversal_cases(mini_module: type) -> list:
         vars(child)["_modules"][".b"] = make_twins(mini_module, [])[0]
         return pairs_loose(root.named_modules(), labels_of(root))
 
+    def empty_key():
+        """The name named_modules() gives each module of a tree whose root has a child under the key ''."""
+        root, child, b, empty = (make_twins(mini_module, [])[0] for _ in range(4))
+        vars(root)["_modules"][""] = child
+        vars(child)["_modules"]["b"] = b
+        vars(child)["_modules"][""] = empty
+        which = {
+            id(root): "the root",
+            id(child): "the root's child ''",
+            id(b): "its child 'b'",
+            id(empty): "its child ''",
+        }
+        named: dict = {}
+        for name, label in pairs_loose(root.named_modules(), which):  # any kind of pair: its type is rule 1's
+            named.setdefault(label, []).append(name)
+        return {"the names each module is given": named}
+
     return [
         fixed(
             1,
@@ -1387,6 +1404,12 @@ def traversal_cases(mini_module: type) -> list:
         fixed(1, "named_buffers() gives (str, tensor) tuples", types_of("named_buffers", TRAVERSAL_TREES["buffers"])),
         fixed(2, "a root alone: only ('', root)", one_call(mini_module, [], "named_modules")),
         fixed(2, "keys starting with a dot ('.a' under the root, '.b' under it): used as they are", dotted_keys),
+        fixed(
+            2,
+            "a key '' under the root, with children 'b' and '' of its own: named '', then 'b' and '' (a parent named ''"
+            " gives just the key)",
+            empty_key,
+        ),
         fixed(
             2,
             "a deep tree: pre-order, depth first, dotted names, None skipped",
@@ -1632,12 +1655,21 @@ def load_play(trees: Trees, step: tuple) -> dict:
 
 def loaded(trees: Trees, checkpoint: object, strict: object) -> list:
     """One load_state_dict on the MiniModule tree (strict True, False, or "default"/"list": not given): whether the
-    checkpoint is kept, what the call returned or raised, and every tensor afterwards (the same objects, values)."""
+    checkpoint is kept, what the call returned or raised, and every tensor afterwards (the same objects, values, and
+    the values a view taken before the load sees: a copy in place reaches it, `tensor.data = ...` does not)."""
     kwargs = {} if strict in ("default", "list") else {"strict": strict}
     before = [(key, id(value)) for key, value in dict(checkpoint).items()]
     objects = all_tensors(trees, 0)
+    views = [None if value is None else value.detach() for value in objects]
     got = outcome(lambda: trees.nodes[0][0].load_state_dict(checkpoint, **kwargs))
     now = all_tensors(trees, 0)
+    kept = [
+        (value, view)
+        for value, view, twin in zip(now, views, all_tensors(trees, 1))  # noqa: B905 - the observation pairs them so
+        if value is not None and twin is not None
+    ]
+    # A checkpoint that is not a mapping is refused (rule 4): what the tensors are afterwards is rule 4's then.
+    copies = "rule 5: " if isinstance(checkpoint, Mapping) else "rule 4: a refused checkpoint copies nothing: "
     return {
         "rule 4: the checkpoint is as before": [(key, id(value)) for key, value in dict(checkpoint).items()] == before,
         "what load_state_dict gives (rules 4 to 8)": load_seen(got),
@@ -1645,10 +1677,11 @@ def loaded(trees: Trees, checkpoint: object, strict: object) -> list:
             value is old
             for value, old in zip(now, objects)  # noqa: B905 - the observation pairs them so
         ],
-        "every tensor afterwards (rules 5 to 7)": [
-            [str(value.dtype), value.requires_grad, data(value, qualified=True)]
-            for value, twin in zip(now, all_tensors(trees, 1))  # noqa: B905
-            if value is not None and twin is not None
+        copies + "every tensor afterwards (dtype, requires_grad, values), copied only where key and shape fit": [
+            [str(value.dtype), value.requires_grad, data(value, qualified=True)] for value, _ in kept
+        ],
+        copies + "what a view taken before the load sees (copied into the tensor's own memory)": [
+            data(view) if view is not None else None for _, view in kept
         ],
     }
 
@@ -1707,13 +1740,16 @@ def loading(
     checkpoint: Callable[[], object],
     strict: object = "default",
     exact_result: bool = False,
+    views: bool = False,
 ) -> Callable[[], dict]:
     """A load into a fresh tree: what it returned or raised, then each registered tensor (same object? dtype,
-    requires_grad, values)."""
+    requires_grad, values; with `views` (rule 5's cases), the values a view taken before the load sees: a copy in
+    place reaches it)."""
 
     def run():
         root = make_twins(mini_module, recipe)[0]
         before = registered_tensors(root)
+        seen_by = {key: value.detach() for key, value in before}
         kwargs = {} if strict == "default" else {"strict": strict}
         given = checkpoint()
         got = outcome(lambda: root.load_state_dict(given, **kwargs))
@@ -1725,6 +1761,7 @@ def loading(
                 "dtype": str(value.dtype),
                 "requires_grad": value.requires_grad,
                 "values": data(value),
+                **({"what a view taken before the load sees": data(seen_by[key])} if views else {}),
             }
             for key, value in before
         }
@@ -1905,19 +1942,26 @@ def state_dict_cases(mini_module: type) -> list:
         fixed(
             5,
             "a complete checkpoint is copied in place: same objects, dtype and requires_grad",
-            loading(mini_module, LOAD_TREE, lambda: full(3.0)),
+            loading(mini_module, LOAD_TREE, lambda: full(3.0), views=True),
         ),
         fixed(
             5,
             "float64 values are copied into the float32 tensors",
-            loading(mini_module, LOAD_TREE, lambda: full(2.0, torch.float64)),
+            loading(mini_module, LOAD_TREE, lambda: full(2.0, torch.float64), views=True),
         ),
         fixed(
             5,
             "missing keys in walk order; the present ones copied (strict=False)",
-            loading(mini_module, SD_TREE, lambda: {"enc.stat": torch.ones(1), "w": torch.ones(2)}, strict=False),
+            loading(
+                mini_module, SD_TREE, lambda: {"enc.stat": torch.ones(1), "w": torch.ones(2)}, strict=False, views=True
+            ),
         ),
         fixed(5, "a shared submodule and tied tensors are loaded under every name, the last one wins", shared_twice),
+        fixed(
+            5,
+            "a value of shape [1] for a tensor of shape [2] (it would broadcast) is error B and is not copied",
+            loading(mini_module, LOAD_TREE, lambda: {**full(), "w": torch.full((1,), 7.0)}, strict=False, views=True),
+        ),
         fixed(
             5,
             "a value that is not a tensor (error A) and a wrong shape (error B) raise, strict=False too",
@@ -2127,7 +2171,11 @@ def register(trees: HookTrees, step: tuple) -> object:
     hook = trees.hooks[int(label[1:]) - 1]
     trees.label[id(hook)] = label
     method = "register_forward_pre_hook" if op == "pre" else "register_forward_hook"
+    table = vars(mini)["_forward_pre_hooks" if op == "pre" else "_forward_hooks"]
+    before = set(table) if isinstance(table, dict) else set()
     got = outcome(lambda: getattr(mini, method)(hook))
+    if isinstance(table, dict):
+        KEYS_HAD.update(set(table) - before)  # a later HookBench case finds them had
     if got[0] == "raised":
         return raised(got[1])
     if isinstance(got[1], RemovableHandle):
@@ -2205,13 +2253,16 @@ def random_hook_step(rng: random.Random, trees: HookTrees) -> tuple:
 Pair = namedtuple("Pair", "first second")  # what a pre-hook may return: a tuple, taken as it is
 
 
+KEYS_HAD: set = set()  # every key a hook registration of one observation of part 4 added, on any node or table
+
+
 class HookBench(Steps):
     """One fixed case of part 4: a fresh tree of nodes (made without part 1), hooks that log what they see, and the
     handles the case got."""
 
     def __init__(self, mini_module: type, links: list = ()) -> None:
         node = node_class(mini_module)
-        self.keys: set = set()  # every key a registration of the case added: rule 3 wants a new one each time
+        self.keys = KEYS_HAD  # rule 3 wants a key no handle had before, on any node or table, in any case
         self.nodes = {"root": new_node(node)}
         for parent, key, child in links:
             if child is None:
@@ -2401,6 +2452,16 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
             "each new key an int no handle had before": fresh,
         }
 
+    def every_table_kind():
+        """Registrations on both tables of two nodes, in turn: a pre-hook, a forward hook, a forward hook on another
+        node, eight times over; each key must be one that no handle had before, in this case or an earlier one."""
+        bench = HookBench(mini_module, [("root", "a", "a")])
+        for round_ in range(8):
+            bench.register("root", "pre", bench.hook(f"p{round_}", "pre log"))
+            bench.register("root", "forward", bench.hook(f"f{round_}", "forward log"))
+            bench.register("a", "forward", bench.hook(f"g{round_}", "forward log"))
+        return bench.seen
+
     def same_callable():
         bench = HookBench(mini_module, [("root", "a", "a")])
         hook = bench.hook("h", "pre log")
@@ -2552,6 +2613,11 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         fixed(2, "eval() on a subtree leaves the modules above it and beside it", eval_subtree),
         fixed(3, "entries go last under int keys; each registration returns a new HookHandle", entries),
         fixed(3, "keys are new across tables and modules, and after a removal", new_keys),
+        fixed(
+            3,
+            "a pre-hook, a forward hook, a forward hook on a child, eight times: keys no handle had, on any table",
+            every_table_kind,
+        ),
         fixed(3, "the same callable registered twice on one module and once on a child: three entries", same_callable),
         fixed(3, "the fixed sequence of registrations and removals", the_fixed_sequence),
         fixed(4, "remove() deletes its own entry; a second call does nothing", own_entry),
@@ -2644,6 +2710,7 @@ def hook_case(mini_module: type, point: dict) -> list:
 def observe_modes_hidden(ns: dict) -> dict:
     mini_module = ns.get("MiniModule")
     threads = quiet_threads()
+    KEYS_HAD.clear()
     try:
         cases = modes_cases(mini_module, ns.get("HookHandle"))
         node = node_class(mini_module)

@@ -1203,4 +1203,94 @@ SOLUTION.student(
     breaks={"test_modes_and_hooks_hidden": 5},
 )
 
+# One counter for pre-hooks and another for forward hooks: a pre-hook, a forward hook, then a forward hook on another
+# node get keys [0, 0, 1], where rule 3 asks for keys no handle had before, on any table (a review).
+SOLUTION.student(
+    "hook_keys_counter_per_table",
+    {
+        **SOLUTION.cells,
+        "modes_and_hooks": SOLUTION.edited(
+            "modes_and_hooks",
+            """
+-    def register_forward_pre_hook(self, hook):
++    pre_ids = 0
++    forward_ids = 0
++
++    def register_forward_pre_hook(self, hook):
+@@
+         handle = HookHandle(self._forward_pre_hooks)
++        handle.id = ModesAndHooks.pre_ids
++        ModesAndHooks.pre_ids += 1
+@@
+         handle = HookHandle(self._forward_hooks)
++        handle.id = ModesAndHooks.forward_ids
++        ModesAndHooks.forward_ids += 1
+""",
+        ),
+    },
+    (2, 4, 2, 4, 2, 4, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 3},
+)
+
+# Loads with `tensor.data = value.to(tensor.dtype).clone()`: the same object, dtype and values, but new memory, so a
+# state_dict() taken before the load (views of the old memory) keeps the old values, where nn.Module's copy_ in place
+# reaches them (rule 5; a review).
+SOLUTION.student(
+    "load_assigns_converted_copy",
+    {
+        **SOLUTION.cells,
+        "state_dict": SOLUTION.edited(
+            "state_dict",
+            """
+-                    with torch.no_grad():  # copy_ into a Parameter that requires grad is refused otherwise
+-                        tensor.copy_(value)
++                    tensor.data = value.to(tensor.dtype).clone()
+""",
+        ),
+    },
+    (2, 4, 2, 4, 2, 3.56, 2, 4),
+    breaks={"test_state_dict_hidden": 5},
+)
+
+# Records error B for a value of another shape and tries to copy it all the same: a value that broadcasts changes the
+# tensor (rule 5 copies only where the shape fits; a review).
+SOLUTION.student(
+    "load_copies_despite_mismatch",
+    {
+        **SOLUTION.cells,
+        "state_dict": SOLUTION.edited(
+            "state_dict",
+            """
+                     errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                   f"checkpoint, the shape in current model is {tensor.shape}.")
++                    try:
++                        with torch.no_grad():
++                            tensor.copy_(value)
++                    except RuntimeError:
++                        pass
+""",
+        ),
+    },
+    (2, 4, 2, 4, 2, 3.56, 2, 4),
+    breaks={"test_state_dict_hidden": 5},
+)
+
+# Joins with a dot below the root whatever the parent's name: under a key "" of the root, a child "b" is named ".b",
+# where nn.Module (and rule 2) gives just the key when the parent's name is "" (a review).
+SOLUTION.student(
+    "traversal_dot_by_depth",
+    {
+        **SOLUTION.cells,
+        "traversal": SOLUTION.edited(
+            "traversal",
+            """
+-                    yield from walk(child, f"{prefix}.{key}" if prefix else key)
++                    yield from walk(child, key if module is self else f"{prefix}.{key}")
+""",
+        ),
+    },
+    (2, 4, 2, 3.43, 2, 4, 2, 4),
+    breaks={"test_traversal_hidden": 2},
+)
+
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()

@@ -443,6 +443,7 @@ def after_materialize(materialize: object, model: nn.Module, counter: Counting, 
         "rule 2: each parameter's shape": {name: shape_of(p) for name, p in model.named_parameters()},
         "rule 3: each module's training flag": per_module(model, lambda module: boolean(module.training)),
         "rule 2: every buffer shaped, then each buffer's values": buffer_values(model),
+        "rule 3: the parameters and buffers that are inference tensors": inference_tensors(model),
     }
 
 
@@ -602,11 +603,52 @@ def called(materialize: object, build: object, *shape: int) -> dict:
 
 
 def unchanged(materialize: object, build: object, *shape: int) -> dict:
-    """Rule 3: each module's training flag and each buffer's values afterwards."""
+    """Rule 3: each module's training flag and each buffer's values afterwards, and the inference tensors left."""
     model, _, _ = materialized(materialize, build, *shape)
     return {
         "each module's training flag": per_module(model, lambda module: boolean(module.training)),
         "each buffer's values": {name: values_of(b) for name, b in model.named_buffers()},
+        "the parameters and buffers that are inference tensors": inference_tensors(model),
+    }
+
+
+def inference_tensors(model: nn.Module) -> list:
+    """Rule 3: the names of the model's parameters and buffers that are inference tensors (made under
+    torch.inference_mode(), which a later training step refuses)."""
+    named = [*model.named_parameters(), *model.named_buffers()]
+    return [name for name, tensor in named if tensor.is_inference()]
+
+
+class DryCallError(Exception):
+    """What the forward of Refuses raises."""
+
+
+class Refuses(nn.Module):
+    """A module whose forward raises DryCallError (after a lazy module before it has been materialized)."""
+
+    def forward(self, x):
+        raise DryCallError("Refuses.forward raises on purpose")
+
+
+def refusing() -> nn.Module:
+    """A lazy model in mixed modes whose dry call raises."""
+    model = nn.Sequential(nn.LazyLinear(3), nn.Sequential(nn.Dropout(0.5), Refuses()))
+    model[1][0].eval()
+    return model
+
+
+def when_the_call_raises(materialize: object) -> dict:
+    """Rule 3: the dry call raises: the exception that comes out of materialize, and each module's training flag."""
+    seed_torch(0)
+    model = refusing()
+    try:
+        materialize(model, torch.randn(4, 2))
+        error = None
+    except Exception as caught:  # noqa: BLE001 - any failure of the submission is an observation
+        error = caught
+    return {
+        "the exception": "DryCallError, unchanged" if type(error) is DryCallError else raised(error) if error else None,
+        "each module's training flag": per_module(model, lambda module: boolean(module.training)),
     }
 
 
@@ -656,6 +698,11 @@ def materialize_fixed(materialize: object) -> list:
         ),
         fixed(3, "everything in eval mode stays in eval mode", lambda: unchanged(m, evaluating, 4, 2)),
         fixed(3, "nothing lazy, mixed modes: nothing changes", lambda: unchanged(m, mixed_ready, 4, 3)),
+        fixed(
+            3,
+            "the dry call raises: the exception propagates unchanged and every flag is restored",
+            lambda: when_the_call_raises(m),
+        ),
     ]
 
 
@@ -747,6 +794,7 @@ def materialize_space_case(materialize: object, point: dict) -> dict:
         "rule 2: each parameter's shape": [[name, shape_of(p)] for name, p in model.named_parameters()],
         "rule 3: each module's training flag": [boolean(m.training) for m in model.modules()],
         "rule 2: every buffer shaped, then each buffer's values": buffer_values(model),
+        "rule 3: the parameters and buffers that are inference tensors": inference_tensors(model),
     }
 
 

@@ -345,10 +345,12 @@ MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
     flags = [(module, module.training) for module in model.modules()]
     for module, _ in flags:
         module.training = False
-    with torch.no_grad():
-        model(*args)
-    for module, flag in flags:
-        module.training = flag
+    try:
+        with torch.no_grad():
+            model(*args)
+    finally:
+        for module, flag in flags:
+            module.training = flag
     return model
 '''
 
@@ -360,21 +362,21 @@ SOLUTION.student(
 )
 
 # Asks has_uninitialized_params(): a lazy module whose parameters came from a checkpoint stays lazy.
-MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited_answer(
-    MATERIALIZE_KEEPS_MODE,
-    """
--    if any(isinstance(module, LazyModuleMixin) for module in model.modules()):
-+    lazy = [m for m in model.modules() if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
-+    if lazy:
-+        flags = [(module, module.training) for module in model.modules()]
-+        for module, _ in flags:
-+            module.training = False
-@@
-             model(*args)
-+        for module, flag in flags:
-+            module.training = flag
-""",
-)
+MATERIALIZE_UNINITIALIZED_ONLY = '''def materialize(model, *args):
+    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
+    lazy = [m for m in model.modules() if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
+    if lazy:
+        flags = [(module, module.training) for module in model.modules()]
+        for module, _ in flags:
+            module.training = False
+        try:
+            with torch.no_grad():
+                model(*args)
+        finally:
+            for module, flag in flags:
+                module.training = flag
+    return model
+'''
 
 SOLUTION.student(
     "materialize_uninitialized_only",
@@ -405,10 +407,12 @@ MATERIALIZE_CORRECT_BY_NAME = '''def materialize(model, *args):
         return model
     flags = {name: module.training for name, module in model.named_modules()}
     model.eval()
-    with torch.no_grad():
-        model(*args)
-    for name, flag in flags.items():
-        model.get_submodule(name).training = flag
+    try:
+        with torch.no_grad():
+            model(*args)
+    finally:
+        for name, flag in flags.items():
+            model.get_submodule(name).training = flag
     return model
 '''
 
@@ -521,6 +525,48 @@ EXPORT_CLONES_VALUES = SOLUTION.edited(
 )
 
 SOLUTION.student("export_clones_values", {"export_plain_state_dict": EXPORT_CLONES_VALUES}, (2, 4, 0, 0))
+
+# Runs the dry call under torch.inference_mode() instead of torch.no_grad(): the parameters and buffers it creates are
+# inference tensors, and a later training step on them raises (rule 3: the call leaves no inference tensors; a review).
+MATERIALIZE_INFERENCE_MODE = SOLUTION.edited(
+    "materialize",
+    """
+-        with torch.no_grad():
++        with torch.inference_mode():
+""",
+)
+
+SOLUTION.student(
+    "materialize_inference_mode",
+    {"materialize": MATERIALIZE_INFERENCE_MODE},
+    (0, 0, 2, 2.67),
+    breaks={"test_materialize_hidden": 3},
+)
+
+# Restores the flags after the call but not in a finally clause: a dry call that raises leaves every module in eval
+# mode (rule 3: the flags are restored also when the call raises; a review).
+MATERIALIZE_NO_FINALLY = SOLUTION.edited(
+    "materialize",
+    """
+-    try:
+-        with torch.no_grad():
+-            model(*args)
+-    finally:
+-        for module, flag in flags:
+-            module.training = flag
++    with torch.no_grad():
++        model(*args)
++    for module, flag in flags:
++        module.training = flag
+""",
+)
+
+SOLUTION.student(
+    "materialize_no_finally",
+    {"materialize": MATERIALIZE_NO_FINALLY},
+    (0, 0, 2, 2.67),
+    breaks={"test_materialize_hidden": 3},
+)
 
 ANSWERS, EXPECTED, BREAKS = SOLUTION.tables()
 GENERATED_ONLY = SOLUTION.generated_only
