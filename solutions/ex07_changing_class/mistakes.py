@@ -340,19 +340,13 @@ MATERIALIZE_KEEPS_MODE = SOLUTION.edited_answer(
 SOLUTION.student("materialize_keeps_mode", {"materialize": MATERIALIZE_KEEPS_MODE}, (0, 0, 0, 2.67))
 
 # Always calls the model, also when nothing is lazy.
-MATERIALIZE_ALWAYS_CALLS = '''def materialize(model, *args):
-    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
-    flags = [(module, module.training) for module in model.modules()]
-    for module, _ in flags:
-        module.training = False
-    try:
-        with torch.no_grad():
-            model(*args)
-    finally:
-        for module, flag in flags:
-            module.training = flag
-    return model
-'''
+MATERIALIZE_ALWAYS_CALLS = SOLUTION.edited(
+    "materialize",
+    """
+-    if not any(isinstance(module, LazyModuleMixin) for module in modules):
+-        return model
+""",
+)
 
 SOLUTION.student(
     "materialize_always_calls",
@@ -362,21 +356,13 @@ SOLUTION.student(
 )
 
 # Asks has_uninitialized_params(): a lazy module whose parameters came from a checkpoint stays lazy.
-MATERIALIZE_UNINITIALIZED_ONLY = '''def materialize(model, *args):
-    """Materialize every lazy module of model with one dry call model(*args) that changes nothing else; return model."""
-    lazy = [m for m in model.modules() if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()]
-    if lazy:
-        flags = [(module, module.training) for module in model.modules()]
-        for module, _ in flags:
-            module.training = False
-        try:
-            with torch.no_grad():
-                model(*args)
-        finally:
-            for module, flag in flags:
-                module.training = flag
-    return model
-'''
+MATERIALIZE_UNINITIALIZED_ONLY = SOLUTION.edited(
+    "materialize",
+    """
+-    if not any(isinstance(module, LazyModuleMixin) for module in modules):
++    if not any(isinstance(module, LazyModuleMixin) and module.has_uninitialized_params() for module in modules):
+""",
+)
 
 SOLUTION.student(
     "materialize_uninitialized_only",
