@@ -1638,6 +1638,27 @@ def observe_strip_hidden(ns: dict) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def norms_kept(norms: object) -> object:
+    """What rules 4 and 5 ask of the norms after remove(): how many each module kept and, where that many, their
+    values under rule 2's label (a norm computed wrongly is rule 2's mistake, whichever case shows it)."""
+    if type(norms) is not dict:
+        return ["not a dict", kind_of(norms)]
+    kept = {}
+    for name, values in norms.items():
+        if type(values) is not list:
+            kept[plain(name)] = kind_of(values)
+        else:
+            numbers = [approx(v, *NORM_TOLERANCE) if type(v) is float else kind_of(v) for v in values]
+            kept[plain(name)] = {f"{len(values)} kept": {"rule 2: their values": numbers}}
+    return kept
+
+
+# Relative, so that a vanishing gradient's norm (1e-8) is judged as closely as a large one's; the absolute part only
+# forgives float64 rounding near 0. Two ways of computing one float64 norm (norm(), linalg.vector_norm, the root of
+# the sum of squares) agree far closer than this; a norm computed in float32, rounded, or nudged by an epsilon does not.
+NORM_TOLERANCE = (1e-9, 1e-12)
+
+
 def norms_seen(norms: object) -> object:
     """The norms as the observation compares them: plain floats within its tolerances, anything else by type."""
     if type(norms) is not dict:
@@ -1647,7 +1668,7 @@ def norms_seen(norms: object) -> object:
         if type(values) is not list:
             seen.append([plain(name), "not a list", kind_of(values)])
         else:
-            seen.append([plain(name), [approx(v, 1e-5, 1e-6) if type(v) is float else kind_of(v) for v in values]])
+            seen.append([plain(name), [approx(v, *NORM_TOLERANCE) if type(v) is float else kind_of(v) for v in values]])
     return seen
 
 
@@ -1918,7 +1939,7 @@ def removing(monitor_class: object, model: nn.Module, names: object, x: torch.Te
     weighted(model(x)).backward()
     seen["own hooks after"] = list(LOG)
     monitor.remove()
-    seen["norms"] = norms_seen(monitor.norms)
+    seen["norms"] = norms_kept(monitor.norms)
     seen["left after a second remove()"] = differences(before, snapshot(model))
     hooked = [model.get_submodule(name) for name in names]
     seen["old-style hook accepted"] = [
@@ -1979,9 +2000,9 @@ def in_with(monitor_class: object, model: nn.Module, names: object, x: torch.Ten
     seen["tables left"] = [
         line for line in differences(before, snapshot(model)) if "_is_full_backward_hook" not in line
     ]
-    seen["norms"] = norms_seen(monitor.norms)
+    seen["norms"] = norms_kept(monitor.norms)
     weighted(model(x)).backward()
-    seen["norms after one more pass"] = norms_seen(monitor.norms)
+    seen["norms after one more pass"] = norms_kept(monitor.norms)
     return seen
 
 
@@ -2074,6 +2095,21 @@ def monitor_fixed(monitor_class: object) -> list:
             2,
             "a float16 gradient whose squares overflow float16 (300 in each of 16 elements): its norm is 1200.0",
             fresh(lambda: half_norms(mc)),
+        ),
+        fixed(
+            2,
+            "a vanishing gradient (the loss scaled by 1e-8): its norm, judged relatively",
+            fresh(lambda: norms_after(mc, chain(), ["0"], inputs(4, 3), [lambda out: weighted(out) * 1e-8])),
+        ),
+        fixed(
+            2,
+            "a zero gradient tensor (the loss scaled by 0): its norm is 0.0",
+            fresh(lambda: norms_after(mc, chain(), ["2"], inputs(4, 3), [lambda out: weighted(out) * 0.0])),
+        ),
+        fixed(
+            2,
+            "an exploding float64 gradient (the loss scaled by 1e30): its norm in float64",
+            fresh(lambda: norms_after(mc, chain(), ["0"], inputs(4, 3), [lambda out: weighted(out) * 1e30])),
         ),
         fixed(
             2,

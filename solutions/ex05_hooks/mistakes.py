@@ -447,7 +447,7 @@ MONITOR_GRAD_INPUT = MONITOR_TEMPLATE.format(
 SOLUTION.student(
     "record_hook_returns_output",
     {"record_activations": RECORD_HOOK_RETURNS_OUTPUT, "grad_norm_monitor": MONITOR_GRAD_INPUT},
-    (0, 3.2, 0, 0, 0, 1.6),
+    (0, 3.2, 0, 0, 0, 3.2),
     breaks={"test_record_activations_hidden": 4},
 )
 
@@ -459,7 +459,7 @@ MONITOR_TENSOR_NORMS = MONITOR_TEMPLATE.format(
 SOLUTION.student(
     "record_no_finally",
     {"record_activations": RECORD_NO_FINALLY, "grad_norm_monitor": MONITOR_TENSOR_NORMS},
-    (2, 3.2, 0, 0, 0, 1.6),
+    (2, 3.2, 0, 0, 0, 3.2),
     breaks={"test_record_activations_hidden": 5},
 )
 
@@ -502,6 +502,30 @@ SOLUTION.student(
     {"grad_norm_monitor": MONITOR_RETURNS_GRAD_INPUT},
     (0, 0, 0, 0, 2, 3.2),
     breaks={"test_grad_norm_monitor_hidden": 3},
+)
+
+# Rounds each norm to 6 decimals: a vanishing gradient's norm (1e-8) is recorded as 0.0 (a review).
+MONITOR_ROUNDS_NORMS = MONITOR_TEMPLATE.format(
+    record="0.0 if grad_output[0] is None else round(float(grad_output[0].norm()), 6)", restore=RESTORE, exit=EXIT
+)
+
+SOLUTION.student(
+    "monitor_rounds_norms",
+    {"grad_norm_monitor": MONITOR_ROUNDS_NORMS},
+    (0, 0, 0, 0, 2, 3.2),
+    breaks={"test_grad_norm_monitor_hidden": 2},
+)
+
+# Computes the norm in float32: about 1e-7 off for a float64 gradient, and inf for one of size 1e30 (a review).
+MONITOR_FLOAT32_NORMS = MONITOR_TEMPLATE.format(
+    record="0.0 if grad_output[0] is None else float(grad_output[0].float().norm())", restore=RESTORE, exit=EXIT
+)
+
+SOLUTION.student(
+    "monitor_float32_norms",
+    {"grad_norm_monitor": MONITOR_FLOAT32_NORMS},
+    (0, 0, 0, 0, 2, 3.2),
+    breaks={"test_grad_norm_monitor_hidden": 2},
 )
 
 # One hook per requested name, keyed by the requested name: a shared submodule gets two hooks.
