@@ -2256,6 +2256,10 @@ Pair = namedtuple("Pair", "first second")  # what a pre-hook may return: a tuple
 KEYS_HAD: set = set()  # every key a hook registration of one observation of part 4 added, on any node or table
 
 
+# What the pre-hooks of these kinds return: falsy results that are not None, each of which replaces args.
+FALSY_RESULTS = {"pre empty": (), "pre zero": 0, "pre false": False}
+
+
 class HookBench(Steps):
     """One fixed case of part 4: a fresh tree of nodes (made without part 1), hooks that log what they see, and the
     handles the case got."""
@@ -2299,7 +2303,7 @@ class HookBench(Steps):
                     return [args[0] * constant]
                 if kind == "pre raises":
                     raise KeyError(label)
-                return None
+                return FALSY_RESULTS.get(kind)
 
         else:
 
@@ -2535,6 +2539,16 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         bench.call()
         return bench.seen
 
+    def pre_falsy(kind):
+        def run():
+            bench = HookBench(mini_module)
+            bench.register("root", "pre", bench.hook("p1", kind))
+            bench.register("root", "pre", bench.hook("p2", "pre log"))
+            bench.call()
+            return bench.seen
+
+        return run
+
     def pre_named_tuple():
         bench = HookBench(mini_module)
         bench.register("root", "pre", bench.hook("p1", "pre named tuple", 0.75))
@@ -2627,6 +2641,10 @@ def modes_cases(mini_module: type, hook_handle: object) -> list:
         fixed(5, "pre-hooks in order: None keeps args, a tensor is wrapped, a tuple replaces them", pre_chain),
         fixed(5, "a pre-hook's 2-tuple becomes forward's two positional arguments", pre_pair),
         fixed(5, "a pre-hook's named tuple is a tuple: taken as it is, two positional arguments", pre_named_tuple),
+        *(
+            fixed(5, f"a pre-hook that returns {shown_as}: not None, so it replaces args", pre_falsy(kind))
+            for kind, shown_as in [("pre empty", "()"), ("pre zero", "0"), ("pre false", "False")]
+        ),
         fixed(5, "a pre-hook's list is one argument, wrapped like any non-tuple", pre_list),
         fixed(6, "keyword arguments reach forward untouched, and no hook sees them", keywords),
         fixed(6, "without hooks, module(x) is forward(x), keyword arguments included", no_hooks),

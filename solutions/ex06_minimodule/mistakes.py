@@ -759,6 +759,23 @@ SOLUTION.student(
     "remove_raises_second_time", {"modes_and_hooks": MODES_REMOVE_RAISES_SECOND_TIME}, (0, 0, 0, 0, 0, 0, 0, 3.5)
 )
 
+# Ignores a pre-hook that returns an empty tuple, where nn.Module calls forward with no argument (a review).
+MODES_TRUTHY_PRE_RESULT = SOLUTION.edited(
+    "modes_and_hooks",
+    """
+             result = hook(self, args)
+-            if result is not None:
++            if result is not None and (not isinstance(result, tuple) or result):
+""",
+)
+
+SOLUTION.student(
+    "modes_truthy_pre_result",
+    {"modes_and_hooks": MODES_TRUTHY_PRE_RESULT},
+    (0, 0, 0, 0, 0, 0, 2, 3.5),
+    breaks={"test_modes_and_hooks_hidden": 5},
+)
+
 # The key of a new hook is the size of its table: after a removal, a new hook can take the key of one that
 # is still there and overwrite it, and an old handle then removes a newer hook.
 MODES_KEYS_BY_TABLE_LENGTH = SOLUTION.edited_answer(
