@@ -79,6 +79,9 @@ SLOT_EXTRAS: dict[str, Callable[[nn.Module], object]] = {
         _old_state_dict_hooks=OrderedDict(),
         _forward_hooks_cache_with_kwargs=OrderedDict(),
         _backward_hooks_always_called=OrderedDict(),
+        forward_hooks=OrderedDict(),  # a slot's name but for its leading underscores: none, one more, one less
+        __modules={},
+        _training=True,
     ),
     "_compiled_call_impl": lambda module: vars(module).update(_compiled_call_impl=module._call_impl),
     "containers of the other dict type": lambda module: other_dict_types(module),
@@ -187,6 +190,7 @@ CLASSIFY_DECOY_NAMES = [
     "_forward_hooks_extra", "_parameters_backup", "_buffers_", "_modules_cache", "_Modules", "_hooks",
     "_non_persistent", "_is_full_backward_hook_seen", "_state_dict_hooks_old", "_backward_hooks2",
     "_forward_pre_hooks_with_kwargs_v2", "_load_state_dict_post_hook", "_compiled_call_impl",
+    "forward_hooks", "__buffers", "_training", "parameters", "__is_full_backward_hook", "state_dict_pre_hooks",
 ]  # fmt: skip
 CLASSIFY_DECOY_VALUES: list[Callable[[], object]] = [
     OrderedDict,
@@ -472,6 +476,16 @@ def classify_untouched(classify: Callable, module: nn.Module) -> list:
     return seen
 
 
+class Underscored(nn.Module):
+    """A module whose user attributes differ from a slot only by leading underscores: none, one more, one less."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        for name in ("forward_hooks", "__modules", "_training", "parameters", "__forward_hooks_with_kwargs"):
+            setattr(self, name, OrderedDict())
+        vars(self).update(__non_persistent_buffers_set=set(), is_full_backward_hook=True, __training=False)
+
+
 class CallableCache(nn.Module):
     """A module whose user attributes look like slots: names and values."""
 
@@ -604,6 +618,7 @@ def observe_classify_hidden(ns: dict) -> object:
         fixed(2, "slots holding values of unusual types", items(replaced_slots)),
         fixed(3, "a user attribute holding an OrderedDict", others(WithCache)),
         fixed(3, "user attributes named and typed like slots", others(CallableCache)),
+        fixed(3, "names that differ from a slot only by leading underscores", others(Underscored)),
         fixed(3, "nn.BatchNorm1d: eps, momentum, affine...", others(lambda: nn.BatchNorm1d(3))),
         fixed(3, "_compiled_call_impl, which m.compile() stores", others(compiled_linear)),
         fixed(4, "nn.Linear.__new__(nn.Linear): no slots at all", items(lambda: half_built(nn.Linear, [], [], False))),

@@ -202,6 +202,23 @@ SOLUTION.student(
     breaks={"test_classify_slots_hidden": 3},
 )
 
+# Matches names with their leading underscores stripped: forward_hooks, _training and __modules count as slots.
+CLASSIFY_STRIPS_UNDERSCORES = SOLUTION.edited(
+    "classify_slots",
+    """
+-    return {name: slot_groups.get(name, OTHER) for name in vars(module)}
++    bare = {slot.lstrip("_"): group for slot, group in slot_groups.items()}
++    return {name: bare.get(name.lstrip("_"), OTHER) for name in vars(module)}
+""",
+)
+
+SOLUTION.student(
+    "classify_strips_underscores",
+    {"classify_slots": CLASSIFY_STRIPS_UNDERSCORES},
+    (2, 3.2, 0, 0),
+    breaks={"test_classify_slots_hidden": 3},
+)
+
 # Classifies each layout of keys once and hands back the same dict on every later call: a caller's edit of one
 # result shows up in the next.
 CLASSIFY_CACHED_PER_LAYOUT = SOLUTION.edited(

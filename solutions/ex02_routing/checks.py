@@ -77,8 +77,21 @@ def refuse(what: str) -> None:
     )
 
 
+class MyParameter(nn.Parameter):
+    """A Parameter subclass (as nn.UninitializedParameter is): still a Parameter to torch."""
+
+
+class MyTensor(torch.Tensor):
+    """A tensor subclass: still a tensor to torch."""
+
+
+class ReadOnly(property):
+    """A property subclass (as abc.abstractproperty is): without a setter, it refuses assignment."""
+
+
 class Demo(nn.Module):
     scale_factor = 2.0  # a class attribute
+    frozen = ReadOnly(lambda self: "frozen")  # a property subclass without a setter
 
     @property
     def level(self) -> object:  # a property with a setter: the setter stores the value elsewhere
@@ -149,6 +162,8 @@ def add_existing(module: nn.Module, name: str, kind: str, rng: random.Random) ->
         module.register_module(name, None)
     elif kind == "plain attribute":
         object.__setattr__(module, name, rng.choice([3, "text", [1, 2], 0.5, None]))
+    elif kind == "instance entry":  # straight into __dict__, even under a class's property
+        vars(module)[name] = "mine"
     else:
         object.__setattr__(module, name, torch.zeros(rng.randint(1, 3)))
 
@@ -454,6 +469,15 @@ def observe_predict_hidden(ns: dict) -> object:
         def relu() -> nn.Module:
             return nn.ReLU()
 
+        def sub_param() -> nn.Parameter:
+            return MyParameter(torch.randn(2))
+
+        def sub_tensor() -> torch.Tensor:
+            return torch.zeros(2).as_subclass(MyTensor)
+
+        def shadowed(name: str) -> Callable[[], Demo]:
+            return lambda: demo((name, "instance entry"))
+
         def with_note() -> Demo:
             return demo(("note", "plain attribute"))
 
@@ -484,6 +508,14 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(2, "a Parameter on a method's name", decides(demo, "helper", param)),
             fixed(2, "a Parameter on a property's name", decides(demo, "level", param)),
             fixed(2, "a Parameter on a class attribute's name", decides(demo, "scale_factor", param)),
+            fixed(
+                2,
+                "a Parameter on a class attribute's name that an instance attribute shadows",
+                decides(shadowed("scale_factor"), "scale_factor", param),
+            ),
+            fixed(2, "a Parameter subclass on a new name", decides(demo, "fresh", sub_param)),
+            fixed(2, "nn.UninitializedParameter() on a new name", decides(demo, "fresh", nn.UninitializedParameter)),
+            fixed(2, "a Parameter subclass on a method's name", decides(demo, "helper", sub_param)),
             fixed(2, "a Parameter on a base class's property", decides(Inherits, "kind", param)),
             fixed(2, "a Parameter on a name only the metaclass has (type.mro)", decides(demo, "mro", param)),
             fixed(2, "a Parameter on __name__ (the class's, not the instance's)", decides(demo, "__name__", param)),
@@ -519,6 +551,12 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(4, "a module on a dotted name: no check", decides(demo, "a.b", relu)),
             fixed(4, "a module on a half-built module", decides(half_demo, "child", relu)),
             fixed(5, "a plain tensor on a buffer", decides(held("buffer"), "stats", tensor)),
+            fixed(5, "a tensor subclass on a buffer", decides(held("buffer"), "stats", sub_tensor)),
+            fixed(
+                5,
+                "a tensor subclass on a non-persistent buffer",
+                decides(held("non-persistent buffer"), "stats", sub_tensor),
+            ),
             fixed(
                 5, "a plain tensor on a non-persistent buffer", decides(held("non-persistent buffer"), "stats", tensor)
             ),
@@ -564,6 +602,12 @@ def observe_predict_hidden(ns: dict) -> object:
             fixed(6, "a tensor on a plain tensor attribute", decides(held("plain tensor attribute"), "stats", tensor)),
             fixed(6, "a property with a setter", decides(demo, "level", three)),
             fixed(6, "a property without a setter", decides(demo, "kind", three)),
+            fixed(6, "a property subclass without a setter", decides(demo, "frozen", three)),
+            fixed(
+                6,
+                "a property without a setter, an entry of that name in __dict__",
+                decides(shadowed("kind"), "kind", three),
+            ),
             fixed(6, "None on a property without a setter", decides(demo, "kind", nothing)),
             fixed(6, "a base class's property without a setter", decides(Inherits, "kind", three)),
             fixed(6, "a base class's property with a setter", decides(Inherits, "level", three)),
@@ -627,6 +671,9 @@ PREDICT_HELD = {  # what the name is: (the name, what Demo holds under it: EXIST
     "a property with a setter": ("level", None),
     "a property without a setter": ("kind", None),
     "a class attribute": ("scale_factor", None),
+    "a class attribute shadowed by an instance attribute": ("scale_factor", "instance entry"),
+    "a property without a setter shadowed by an instance entry": ("kind", "instance entry"),
+    "a property subclass without a setter": ("frozen", None),
     "a base class's property without a setter": ("kind", None),
     "a base class's method": ("helper", None),
     "a name only the metaclass has (type.mro)": ("mro", None),
@@ -638,17 +685,20 @@ PREDICT_VALUES = {
     "a leaf Parameter": lambda: nn.Parameter(torch.ones(2)),
     "a frozen Parameter": lambda: nn.Parameter(torch.ones(2), requires_grad=False),
     "a non-leaf Parameter": non_leaf,
+    "a Parameter subclass": lambda: MyParameter(torch.ones(2)),
     "an nn.Buffer": lambda: nn.Buffer(torch.ones(2)),
     "a non-persistent nn.Buffer": lambda: nn.Buffer(torch.ones(2), persistent=False),
     "a module": nn.ReLU,
     "a plain tensor": lambda: torch.ones(2),
+    "a tensor subclass": lambda: torch.ones(2).as_subclass(MyTensor),
     "an int": lambda: 3,
 }
 PREDICT_SPACE = {"module": ["built", "half-built"], "name": list(PREDICT_HELD), "value": list(PREDICT_VALUES)}
 HALF_BUILT_HOLDS = ("nothing", "a plain attribute", "a plain tensor attribute", "a method", "a property with a setter")
 HALF_BUILT_HOLDS += ("a property without a setter", "a class attribute", "a dotted name", "the empty name")
 HALF_BUILT_HOLDS += ("a base class's property without a setter", "a base class's method")
-HALF_BUILT_HOLDS += ("a name only the metaclass has (type.mro)",)
+HALF_BUILT_HOLDS += ("a name only the metaclass has (type.mro)", "a property subclass without a setter")
+HALF_BUILT_HOLDS += ("a class attribute shadowed by an instance attribute",)
 INHERITED_HOLDS = ("a base class's property without a setter", "a base class's method")  # on Inherits, not Demo
 
 

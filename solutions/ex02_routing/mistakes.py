@@ -389,6 +389,92 @@ SOLUTION.student(
     breaks={"test_predict_setattr_hidden": 7},
 )
 
+# Recognises a Parameter by its exact type: a subclass (nn.UninitializedParameter, a user's) is taken for any other
+# value, though torch's isinstance registers it as a parameter.
+PREDICT_EXACT_PARAMETER_TYPE = SOLUTION.edited(
+    "predict_setattr",
+    """
+-    if isinstance(value, nn.Parameter):
++    if type(value) is nn.Parameter:
+""",
+)
+
+SOLUTION.student(
+    "predict_exact_parameter_type",
+    {"predict_setattr": PREDICT_EXACT_PARAMETER_TYPE},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 2},
+)
+
+# Accepts only an exact torch.Tensor on a buffer's name: a tensor subclass is refused (TypeError), though torch
+# stores it as a buffer.
+PREDICT_EXACT_TENSOR_TYPE = SOLUTION.edited(
+    "predict_setattr",
+    """
+-        if value is not None and not isinstance(value, torch.Tensor):
++        if value is not None and type(value) is not torch.Tensor:
+""",
+)
+
+SOLUTION.student(
+    "predict_exact_tensor_type",
+    {"predict_setattr": PREDICT_EXACT_TENSOR_TYPE},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 5},
+)
+
+# Recognises a property by its exact type: a property subclass without a setter (abc.abstractproperty) is predicted
+# to store the value, though it refuses it as any property without a setter does.
+PREDICT_EXACT_PROPERTY_TYPE = SOLUTION.edited(
+    "predict_setattr",
+    """
+-            if isinstance(attr, property) and attr.fset is None:
++            if type(attr) is property and attr.fset is None:
+""",
+)
+
+SOLUTION.student(
+    "predict_exact_property_type",
+    {"predict_setattr": PREDICT_EXACT_PROPERTY_TYPE},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 6},
+)
+
+# Lets an instance attribute hide the class's: a Parameter on a class attribute's name that __dict__ shadows is
+# predicted registered, but the branch clears __dict__ first and then finds the class's (KeyError).
+PREDICT_INSTANCE_SHADOWS_CLASS = SOLUTION.edited(
+    "predict_setattr",
+    """
+-        if name not in params and on_class(name):
++        if name not in params and name not in state and on_class(name):
+""",
+)
+
+SOLUTION.student(
+    "predict_instance_shadows_class",
+    {"predict_setattr": PREDICT_INSTANCE_SHADOWS_CLASS},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 2},
+)
+
+# Takes an entry of __dict__ for plain storage before looking at the class: a property without a setter of that
+# name is a data descriptor and still refuses the assignment (AttributeError).
+PREDICT_INSTANCE_BEATS_PROPERTY = SOLUTION.edited(
+    "predict_setattr",
+    """
+     # 6. Everything else: object.__setattr__, which honours data descriptors found on the class.
++    if name in state:
++        return "attribute"
+""",
+)
+
+SOLUTION.student(
+    "predict_instance_beats_property",
+    {"predict_setattr": PREDICT_INSTANCE_BEATS_PROPERTY},
+    (2, 3.56, 0, 0),
+    breaks={"test_predict_setattr_hidden": 6},
+)
+
 # A correct part 1, organised around "which registry holds the name now".
 PREDICT_CORRECT_BY_CURRENT_KIND = '''def predict_setattr(module, name, value):
     """Say what setattr(module, name, value) would do, without doing it."""
