@@ -12,7 +12,8 @@ outcome": {"raises TypeError": {"rule 5: its message": ...}}}). A difference who
 that raised before it could look at anything, an output every rule shapes) says nothing of which rule failed: it
 breaks the rules that the differences naming theirs show broken, and where they show none, only the first rule the
 solution's observation names there (in its order: the checks' observers name what the call returns or raises first),
-its message saying so (failing that, every rule of the part).
+its message saying so (failing that, the first rule named by the innermost sequence around it, whose later steps
+build on the earlier ones; failing that, every rule of the part).
 
 Credit: a hidden test cell's points are split evenly across its part's rules (the contract's numbered items); each
 rule whose cases all agree with the solution's earns its share, rounded to hundredths (all of them: the whole cell). A
@@ -181,33 +182,38 @@ def differences(seen: dict, expected: dict, every: frozenset[int]) -> Iterator[D
     for case in [*expected, *(label for label in seen if label not in expected)]:
         here = rule_of(case)
         mine, theirs = seen.get(case, ABSENT), expected.get(case, ABSENT)
-        for within, want, got, rule, first_at in _walk(mine, theirs, (), here):
-            first = rule if rule is not None else first_rule(want)
+        for within, want, got, rule, first_at, around in _walk(mine, theirs, (), here):
+            first = next((found for found in (rule, first_rule(want), around) if found is not None), None)
             rules = frozenset([first]) if first is not None else every
             yield Difference(case, within, want, got, rules, rule is not None, first_at)
 
 
-def _walk(seen: object, expected: object, within: tuple, rule: int | None) -> Iterator[tuple]:
-    """(path, expected, seen, innermost rule, where two lists of plain values first differ) of each place where two
-    observations differ: every key of two dicts of the same named parts (dicts with other keys, such as a result
-    and an exception, differ as a whole); a list's first differing entry only (a sequence: what follows builds on
-    it); two lists of plain values (names in an order...) as a whole."""
+def _walk(
+    seen: object, expected: object, within: tuple, rule: int | None, around: int | None = None
+) -> Iterator[tuple]:
+    """(path, expected, seen, innermost rule, where two lists of plain values first differ, the first rule the
+    innermost sequence around it names) of each place where two observations differ: every key of two dicts of the
+    same named parts (dicts with other keys, such as a result and an exception, differ as a whole); a list's first
+    differing entry only (a sequence: what follows builds on it, so a step that names no rule is charged to the
+    first rule the sequence names); two lists of plain values (names in an order...) as a whole."""
     if agrees(seen, expected):
         return
     if _plain_list(seen) and _plain_list(expected):
         first = next((n for n, pair in enumerate(zip(seen, expected, strict=False)) if not agrees(*pair)), None)
-        yield within, expected, seen, rule, min(len(seen), len(expected)) if first is None else first
+        yield within, expected, seen, rule, min(len(seen), len(expected)) if first is None else first, around
     elif _named_parts(seen) and _named_parts(expected) and seen.keys() == expected.keys():
         for key, theirs in expected.items():
             inner = rule_of(key) if rule_of(key) is not None else rule
-            yield from _walk(seen[key], theirs, (*within, key), inner)
+            yield from _walk(seen[key], theirs, (*within, key), inner, around)
     elif type(seen) is list and type(expected) is list and len(seen) == len(expected):
         position = next(
             n for n, (mine, theirs) in enumerate(zip(seen, expected, strict=True)) if not agrees(mine, theirs)
         )
-        yield from _walk(seen[position], expected[position], (*within, _entry(expected, position)), rule)
+        named = first_rule(expected)
+        inner = (*within, _entry(expected, position))
+        yield from _walk(seen[position], expected[position], inner, rule, around if named is None else named)
     else:
-        yield within, expected, seen, rule, None
+        yield within, expected, seen, rule, None, around
 
 
 def _entry(entries: list, position: int) -> str | int:

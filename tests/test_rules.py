@@ -93,6 +93,22 @@ def test_the_first_rule_a_case_looks_at_is_the_first_its_observation_names() -> 
     assert list(judged.broken) == [3] and judged.points == 2
 
 
+def test_an_unnamed_step_of_a_sequence_is_charged_to_the_first_rule_the_sequence_names() -> None:
+    def steps(later: list) -> dict:
+        return labelled(
+            fixed(1, "one", lambda: 1),
+            fixed(2, "two", lambda: 2),
+            fixed(3, "three", lambda: 3),
+            *seeded([[]], lambda: {"the steps": [{"rule 2: first": [1]}, {"then, as rule 2 left it": later}]}),
+        )
+
+    expected = steps(["a"])
+    judged = judge(steps(["b"]), expected, RULES, 6)  # nothing else differs: not every rule, only the sequence's
+    assert list(judged.broken) == [2] and judged.points == 4
+    shown = judge(steps(["b"]) | {"rule 3: three": 4}, expected, RULES, 6)  # a broken rule explains it
+    assert list(shown.broken) == [3] and shown.points == 4
+
+
 def test_a_must_not_rule_costs_the_part_only_where_a_case_naming_it_differs() -> None:
     expected = observe(RIGHT)
     cheat = judge(observe({**RIGHT, "calls": ["helper"]}), expected, RULES, 6, must_not=(3,))

@@ -983,8 +983,11 @@ def frozen_fixed(train_with_frozen_norm_stats: object) -> list:
         fixed(2, "a BatchNorm1d registered under two parents is frozen", flags(shared_norm)),
         fixed(
             2,
-            "track_running_stats set to 1 and to 0 (ints from a config): frozen, training",
-            flags(lambda: nn.Sequential(tracking(1), tracking(0), nn.Dropout(0.5)).eval()),
+            "track_running_stats set to 1, 2 and 'false' (true for Python) and to 0 (values from a config): frozen,"
+            " frozen, frozen, training",
+            flags(
+                lambda: nn.Sequential(tracking(1), tracking(2), tracking("false"), tracking(0), nn.Dropout(0.5)).eval()
+            ),
         ),
         fixed(2, "a child registered as None is skipped", flags(none_child)),
         fixed(
@@ -1174,6 +1177,8 @@ FROZEN_LAYERS = {
     "BatchNorm1d with running_mean set to None": running_mean_dropped,
     "BatchNorm1d with track_running_stats 1": lambda: tracking(1),
     "BatchNorm1d with track_running_stats 0": lambda: tracking(0),
+    "BatchNorm1d with track_running_stats 2": lambda: tracking(2),
+    "BatchNorm1d with track_running_stats the string false": lambda: tracking("false"),
 }
 FROZEN_FLAGS = {
     "True": lambda: True,

@@ -641,6 +641,23 @@ SOLUTION.student(
     breaks={"test_frozen_hidden": 2},
 )
 
+# Freezes a norm layer only when track_running_stats == True: 1 passes, but 2 or the string "false" (true values for
+# Python) train (review 31, w24_eq_true; rule 2).
+FROZEN_TRACK_EQUALS_TRUE = SOLUTION.edited_answer(
+    _FROZEN_RIGHT,
+    """
+-        module.training = not (isinstance(module, _NormBase) and module.track_running_stats)
++        module.training = not (isinstance(module, _NormBase) and module.track_running_stats == True)  # noqa: E712
+""",
+)
+
+SOLUTION.student(
+    "frozen_track_equals_true",
+    {"train_with_frozen_norm_stats": FROZEN_TRACK_EQUALS_TRUE},
+    (0, 0, 2, 3.43),
+    breaks={"test_frozen_hidden": 2},
+)
+
 # Calls the base method nn.Module.train(layer, False) on a leaf norm layer, not its override: the flags come out
 # right, but rule 6 forbids calling train() or eval(), nn.Module's own included (review 30, w_p2_base_train_leaf).
 FROZEN_BASE_TRAIN_ON_LEAVES = SOLUTION.edited_answer(
