@@ -516,7 +516,7 @@ SOLUTION.student(
     breaks={"test_grad_norm_monitor_hidden": 2},
 )
 
-# Computes the norm in float32: about 1e-7 off for a float64 gradient, and inf for one of size 1e30 (a review).
+# Computes the norm in float32: inf for a float64 gradient of size 1e30 (a review).
 MONITOR_FLOAT32_NORMS = MONITOR_TEMPLATE.format(
     record="0.0 if grad_output[0] is None else float(grad_output[0].float().norm())", restore=RESTORE, exit=EXIT
 )
