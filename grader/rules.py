@@ -179,7 +179,7 @@ def judge(
 def differences(seen: dict, expected: dict, every: frozenset[int]) -> Iterator[Difference]:
     """Every difference of a labelled observation from the solution's, case by case in the solution's order (a case
     the solution lacks last), each with the rules it breaks."""
-    for case in [*expected, *(label for label in seen if label not in expected)]:
+    for case in _keys(expected, seen):
         here = rule_of(case)
         mine, theirs = seen.get(case, ABSENT), expected.get(case, ABSENT)
         for within, want, got, rule, first_at, around in _walk(mine, theirs, (), here):
@@ -199,21 +199,29 @@ def _walk(
     if agrees(seen, expected):
         return
     if _plain_list(seen) and _plain_list(expected):
-        first = next((n for n, pair in enumerate(zip(seen, expected, strict=False)) if not agrees(*pair)), None)
-        yield within, expected, seen, rule, min(len(seen), len(expected)) if first is None else first, around
+        yield within, expected, seen, rule, _first_entry(seen, expected), around
     elif _named_parts(seen) and _named_parts(expected) and seen.keys() == expected.keys():
         for key, theirs in expected.items():
             inner = rule_of(key) if rule_of(key) is not None else rule
             yield from _walk(seen[key], theirs, (*within, key), inner, around)
     elif type(seen) is list and type(expected) is list and len(seen) == len(expected):
-        position = next(
-            n for n, (mine, theirs) in enumerate(zip(seen, expected, strict=True)) if not agrees(mine, theirs)
-        )
+        position = _first_entry(seen, expected)
         named = first_rule(expected)
         inner = (*within, _entry(expected, position))
         yield from _walk(seen[position], expected[position], inner, rule, around if named is None else named)
     else:
         yield within, expected, seen, rule, None, around
+
+
+def _keys(expected: dict, seen: dict) -> list:
+    """The keys of two observations compared: the solution's in its order, then those only the other has."""
+    return [*expected, *(key for key in seen if key not in expected)]
+
+
+def _first_entry(seen: list, expected: list) -> int:
+    """The position where two lists first differ: their first differing entry, else where the shorter one ends."""
+    pairs = enumerate(zip(seen, expected, strict=False))
+    return next((n for n, pair in pairs if not agrees(*pair)), min(len(seen), len(expected)))
 
 
 def _entry(entries: list, position: int) -> str | int:
@@ -305,14 +313,14 @@ def _first_difference(expected: object, seen: object) -> tuple[tuple, object, ob
     within: tuple = ()
     while not (_whole_shown(expected) and _whole_shown(seen)):
         if type(expected) is dict and type(seen) is dict:
-            keys = [*expected, *(key for key in seen if key not in expected)]
-            differing = [key for key in keys if not agrees(seen.get(key, ABSENT), expected.get(key, ABSENT))]
+            differing = [
+                key for key in _keys(expected, seen) if not agrees(seen.get(key, ABSENT), expected.get(key, ABSENT))
+            ]
             if not differing:
                 break
             step, expected, seen = differing[0], expected.get(differing[0], ABSENT), seen.get(differing[0], ABSENT)
         elif type(expected) is list and type(seen) is list:
-            pairs = zip(seen, expected, strict=False)
-            at = next((n for n, pair in enumerate(pairs) if not agrees(*pair)), min(len(seen), len(expected)))
+            at = _first_entry(seen, expected)
             step = _entry(expected, at) if at < len(expected) else at
             expected = expected[at] if at < len(expected) else ABSENT
             seen = seen[at] if at < len(seen) else ABSENT
