@@ -1638,6 +1638,11 @@ def observe_strip_hidden(ns: dict) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def norm_values(values: list) -> list:
+    """One module's norms as the observation compares them: floats within NORM_TOLERANCE, anything else by type."""
+    return [approx(v, *NORM_TOLERANCE) if type(v) is float else kind_of(v) for v in values]
+
+
 def norms_kept(norms: object) -> object:
     """What rules 4 and 5 ask of the norms after remove(): how many each module kept and, where that many, their
     values under rule 2's label (a norm computed wrongly is rule 2's mistake, whichever case shows it)."""
@@ -1648,8 +1653,7 @@ def norms_kept(norms: object) -> object:
         if type(values) is not list:
             kept[plain(name)] = kind_of(values)
         else:
-            numbers = [approx(v, *NORM_TOLERANCE) if type(v) is float else kind_of(v) for v in values]
-            kept[plain(name)] = {f"{len(values)} kept": {"rule 2: their values": numbers}}
+            kept[plain(name)] = {f"{len(values)} kept": {"rule 2: their values": norm_values(values)}}
     return kept
 
 
@@ -1669,7 +1673,7 @@ def norms_seen(norms: object) -> object:
         if type(values) is not list:
             seen.append([plain(name), "not a list", kind_of(values)])
         else:
-            seen.append([plain(name), [approx(v, *NORM_TOLERANCE) if type(v) is float else kind_of(v) for v in values]])
+            seen.append([plain(name), norm_values(values)])
     return seen
 
 

@@ -652,9 +652,14 @@ def when_the_call_raises(materialize: object) -> dict:
     }
 
 
+def unshaped(tensor: torch.Tensor) -> bool:
+    """Whether a lazy module's parameter or buffer is one no call has shaped yet (it has no shape or values to read)."""
+    return isinstance(tensor, nn.parameter.UninitializedTensorMixin)
+
+
 def values_of(tensor: torch.Tensor) -> object:
     """A buffer's values, or "uninitialized" for one no call has shaped (which has none to read)."""
-    return "uninitialized" if isinstance(tensor, nn.parameter.UninitializedTensorMixin) else data(tensor)
+    return "uninitialized" if unshaped(tensor) else data(tensor)
 
 
 def materialize_fixed(materialize: object) -> list:
@@ -780,7 +785,7 @@ def materialize_model(point: dict) -> nn.Module:
 
 def shape_of(tensor: torch.Tensor) -> object:
     """A tensor's shape, or "uninitialized" for a lazy module's parameter or buffer no call has shaped."""
-    return "uninitialized" if isinstance(tensor, nn.parameter.UninitializedTensorMixin) else list(tensor.shape)
+    return "uninitialized" if unshaped(tensor) else list(tensor.shape)
 
 
 def materialize_space_case(materialize: object, point: dict) -> dict:
@@ -801,9 +806,9 @@ def materialize_space_case(materialize: object, point: dict) -> dict:
 def buffer_values(model: nn.Module) -> dict:
     """Rule 3 looks at the buffers' values once rule 2 has shaped them all: the names of those no call shaped (a lazy
     module not materialized breaks rule 2 alone), else each buffer's values under rule 3's label."""
-    unshaped = [name for name, b in model.named_buffers() if isinstance(b, nn.parameter.UninitializedTensorMixin)]
-    if unshaped:
-        return {"buffers no call shaped": unshaped}
+    left = [name for name, b in model.named_buffers() if unshaped(b)]
+    if left:
+        return {"buffers no call shaped": left}
     return {"rule 3: each buffer's values": [[name, data(b)] for name, b in model.named_buffers()]}
 
 
